@@ -1,0 +1,68 @@
+# syntax=docker/dockerfile:1
+# magnotia-mcp: a stdio MCP server that reads a Magnotia store read-only.
+#
+#   docker build -t magnotia-mcp .                   # default target: frozen (PyInstaller one-file, FROM scratch)
+#   docker build --target venv -t magnotia-mcp .     # python-slim + venv alternative
+#   docker run -i --rm --network none --read-only -v "$HOME/Magnotia:/data:ro" magnotia-mcp
+#
+# Base images are pinned by ARG. Machines without a registry make same-named
+# stand-ins first: `python packaging/container.py base-images`.
+ARG PYTHON_IMAGE=docker.io/library/python:3.11-slim-bookworm
+
+# ---------------------------------------------------------------- venv variant
+FROM ${PYTHON_IMAGE} AS venv-build
+COPY . /src
+# The project's wheel and its dependencies in a venv; pip and setuptools go
+# afterwards, they are not needed to run. .pyc files are compiled here because
+# the container's filesystem is read-only at run time.
+RUN python3 -m venv /opt/magnotia \
+    && /opt/magnotia/bin/pip install --no-cache-dir --disable-pip-version-check /src \
+    && /opt/magnotia/bin/python -m pip uninstall --yes --quiet pip setuptools
+
+FROM ${PYTHON_IMAGE} AS venv
+ARG VERSION=0.0.0
+LABEL org.opencontainers.image.title="magnotia-mcp" \
+      org.opencontainers.image.description="MCP server (stdio) that reads a local Magnotia store read-only" \
+      org.opencontainers.image.source="https://github.com/magnotia/magnotia-mcp" \
+      org.opencontainers.image.licenses="MIT" \
+      org.opencontainers.image.version="${VERSION}"
+COPY --from=venv-build /opt/magnotia /opt/magnotia
+ENV PATH=/opt/magnotia/bin:$PATH \
+    PYTHONDONTWRITEBYTECODE=1 \
+    MAGNOTIA_DB=/data/magnotia.db
+USER 65532:65532
+VOLUME /data
+ENTRYPOINT ["magnotia-mcp"]
+
+# -------------------------------------------------------------- frozen variant
+FROM ${PYTHON_IMAGE} AS frozen-build
+# PyInstaller needs objdump and strip. Not pinned: the stand-in base images
+# come from Debian's current packages, so a pinned version would break on the
+# next point release; this stage never reaches the final image.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends binutils \
+    && rm -rf /var/lib/apt/lists/*
+COPY . /src
+WORKDIR /src
+ARG FREEZE_MODE=onefile
+RUN python3 -m venv /opt/freeze \
+    && /opt/freeze/bin/pip install --no-cache-dir --disable-pip-version-check /src pyinstaller==6.22.3 \
+    && MAGNOTIA_FREEZE_MODE=${FREEZE_MODE} /opt/freeze/bin/pyinstaller --noconfirm --log-level WARN \
+        --distpath /out --workpath /tmp/pyinstaller packaging/magnotia-mcp.spec \
+    && /opt/freeze/bin/python packaging/rootfs.py /out/magnotia-mcp /rootfs \
+    && chroot /rootfs /usr/local/bin/magnotia-mcp --version
+
+FROM scratch AS frozen
+ARG VERSION=0.0.0
+LABEL org.opencontainers.image.title="magnotia-mcp" \
+      org.opencontainers.image.description="MCP server (stdio) that reads a local Magnotia store read-only" \
+      org.opencontainers.image.source="https://github.com/magnotia/magnotia-mcp" \
+      org.opencontainers.image.licenses="MIT" \
+      org.opencontainers.image.version="${VERSION}"
+COPY --from=frozen-build /rootfs /
+ENV PATH=/usr/local/bin \
+    MAGNOTIA_DB=/data/magnotia.db
+USER 65532:65532
+VOLUME /data
+ENTRYPOINT ["/usr/local/bin/magnotia-mcp"]

@@ -1,0 +1,3 @@
+from magnotia_mcp.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,128 @@
+"""Checking tool arguments against the tools' own input schemas.
+
+The schemas in ``tools`` are the single source of truth: this validator
+understands the small JSON Schema subset they use, so what a model is told
+and what the server enforces cannot drift apart. Every message names the
+argument and says what would be accepted.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from magnotia_mcp.errors import InvalidArguments
+
+_TYPE_NAMES = {"integer": "an integer", "string": "a string", "boolean": "true or false"}
+
+
+def validate(schema: dict[str, Any], arguments: object) -> dict[str, Any]:
+    """The arguments with defaults filled in, or InvalidArguments naming what is wrong."""
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise InvalidArguments(None, f"'arguments' must be an object, not {_json_type(arguments)}")
+    props: dict[str, Any] = schema["properties"]
+    unknown = sorted(set(arguments) - set(props))
+    if unknown:
+        raise InvalidArguments(unknown[0], f"unknown argument; this tool takes {', '.join(sorted(props)) or 'none'}")
+    for name in schema.get("required", ()):
+        if arguments.get(name) is None:
+            raise InvalidArguments(name, "this argument is required")
+    out: dict[str, Any] = {}
+    for name, spec in props.items():
+        value = arguments.get(name)
+        if value is None:  # null means "not given", like an absent key
+            if "default" in spec:
+                out[name] = spec["default"]
+            continue
+        out[name] = _check(name, spec, value)
+    return out
+
+
+def _check(name: str, spec: dict[str, Any], value: object) -> object:
+    kind = spec["type"]
+    if kind == "integer":
+        # JSON has one number type: 5.0 is the integer 5, True is not a number.
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise InvalidArguments(name, f"must be {_range(spec)}, not {_json_type(value)}")
+        if value < spec.get("minimum", value) or value > spec.get("maximum", value):
+            raise InvalidArguments(name, f"must be {_range(spec)}, not {value}")
+    elif kind == "string":
+        if not isinstance(value, str):
+            raise InvalidArguments(name, f"must be a string, not {_json_type(value)}")
+        if "enum" in spec and value not in spec["enum"]:
+            choices = ", ".join(repr(c) for c in spec["enum"])
+            raise InvalidArguments(name, f"must be one of {choices}, not {value!r}")
+        if len(value) < spec.get("minLength", 0):
+            raise InvalidArguments(name, f"must be at least {spec['minLength']} character(s) long")
+        if len(value) > spec.get("maxLength", len(value)):
+            raise InvalidArguments(name, f"must be at most {spec['maxLength']} characters long, not {len(value)}")
+    elif kind == "boolean":
+        if not isinstance(value, bool):
+            raise InvalidArguments(name, f"must be true or false, not {_json_type(value)}")
+    return value
+
+
+def _range(spec: dict[str, Any]) -> str:
+    low, high = spec.get("minimum"), spec.get("maximum")
+    if low is not None and high is not None:
+        return f"an integer from {low} to {high}"
+    if low is not None:
+        return f"an integer >= {low}"
+    return "an integer"
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+_TIME = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})"
+    r"(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?([Zz]|[+-]\d{2}:?\d{2}))?"
+)
+
+
+def parse_time(name: str, value: str) -> str:
+    """An RFC 3339 time or a plain date, as the store's UTC text form (ms, 'Z').
+
+    Sub-millisecond input is rounded up: the store has milliseconds, and both
+    ``>= since`` and ``< until`` stay exact that way.
+    """
+    m = _TIME.fullmatch(value.strip())
+    if m is None:
+        raise InvalidArguments(
+            name, f"must be an RFC 3339 time like 2026-05-09T14:03:12Z or a date like 2026-05-09, not {value!r}"
+        )
+    year, month, day, hour, minute, second, frac, zone = m.groups()
+    if hour is not None and zone is None:
+        raise InvalidArguments(name, f"needs a time zone: add 'Z' for UTC, e.g. {value}Z")
+    try:
+        stamp = datetime(
+            int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0), tzinfo=timezone.utc
+        )
+    except ValueError as exc:
+        raise InvalidArguments(name, f"is not a real date or time ({exc}): {value!r}") from None
+    if zone and zone not in ("Z", "z"):
+        sign = 1 if zone[0] == "+" else -1
+        digits = zone[1:].replace(":", "")
+        stamp -= sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+    nanos = int((frac or "0").ljust(9, "0"))
+    millis = -(-nanos // 1_000_000)  # round up
+    if millis == 1000:
+        stamp += timedelta(seconds=1)
+        millis = 0
+    return stamp.strftime("%Y-%m-%dT%H:%M:%S") + f".{millis:03d}Z"

@@ -1,0 +1,128 @@
+"""Command line: parse arguments, set up stderr logging, run the server or the doctor.
+
+Start-up failures become one line on stderr and an exit code; nothing here
+speaks JSON-RPC or SQL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from magnotia_mcp import __version__, log
+from magnotia_mcp.paths import ENV_VAR, resolve_db_path
+
+DESCRIPTION = """\
+magnotia-mcp serves your Magnotia transcripts and tasks to MCP hosts (Claude Desktop,
+Claude Code, Cursor, VS Code, Goose, ...) over stdin/stdout. It opens the store
+strictly read-only and never changes it.
+
+commands:
+  serve    run the MCP server on stdin/stdout (the default; hosts start this)
+  doctor   check the store and print ready-to-paste host configuration
+"""
+
+EPILOG = f"""\
+store location, first match wins:
+  --db PATH, then ${ENV_VAR}, then the Magnotia app's data directory
+  (Linux ~/.local/share/com.magnotia.app/magnotia.db, macOS ~/Library/Application
+  Support/com.magnotia.app/magnotia.db, Windows %APPDATA%\\com.magnotia.app\\magnotia.db)
+
+examples:
+  magnotia-mcp doctor                 is my store found? how do I add this to my host?
+  magnotia-mcp --demo                 serve a generated sample store (no app needed)
+  magnotia-mcp --db ~/magnotia.db     serve a specific store
+
+Logs go to stderr; stdout carries only MCP messages.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="magnotia-mcp",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("command", nargs="?", choices=("serve", "doctor"), default="serve", help=argparse.SUPPRESS)
+    parser.add_argument("--db", metavar="PATH", help=f"the Magnotia store (magnotia.db); overrides ${ENV_VAR}")
+    parser.add_argument(
+        "--demo", action="store_true", help="serve a sample store generated in a temporary directory (removed at exit)"
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=tuple(log.LEVELS),
+        default=os.environ.get("MAGNOTIA_MCP_LOG_LEVEL", "info"),
+        help="how much to log on stderr (default: info, or $MAGNOTIA_MCP_LOG_LEVEL)",
+    )
+    parser.add_argument(
+        "--call-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=30.0,
+        help="stop any tool call that runs longer than this and answer with an error (default: 30)",
+    )
+    parser.add_argument("--version", action="version", version=f"magnotia-mcp {__version__}")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    log.set_level(args.log_level)
+    if args.command == "doctor":
+        from magnotia_mcp.doctor import run_doctor
+
+        return run_doctor(args.db, demo=args.demo)
+    if args.call_timeout <= 0:
+        log.error("--call-timeout must be a positive number of seconds")
+        return 2
+    if args.demo:
+        return _serve_demo(args.call_timeout)
+    try:
+        path, origin = resolve_db_path(args.db)
+    except Exception as exc:  # platformdirs failing on an odd platform
+        log.error(f"cannot work out where the Magnotia store is ({exc}); pass --db PATH")
+        return 2
+    return _serve(path, origin, args.call_timeout)
+
+
+def _serve(path: Path, origin: str, call_timeout: float) -> int:
+    from magnotia_mcp.stdio import claim_stdout
+
+    out_fd = claim_stdout()
+    log.info(f"magnotia-mcp {__version__} serving {path} (from {origin}), read-only")
+    if not path.exists():
+        log.warning(f"no store at {path} yet; tool calls will say so until it exists (see: magnotia-mcp doctor)")
+    return _run(path, call_timeout, out_fd)
+
+
+def _run(path: Path, call_timeout: float, out_fd: int) -> int:
+    import asyncio
+
+    from magnotia_mcp.dispatch import Server
+    from magnotia_mcp.stdio import serve
+    from magnotia_mcp.store import Store
+
+    async def run() -> int:
+        server = Server(Store(path), call_timeout=call_timeout)
+        return await serve(server, sys.stdin.fileno(), out_fd)
+
+    try:
+        return asyncio.run(run())
+    except KeyboardInterrupt:
+        return 0
+
+
+def _serve_demo(call_timeout: float) -> int:
+    import tempfile
+
+    from magnotia_mcp.demo import build_sample_store
+    from magnotia_mcp.stdio import claim_stdout
+
+    out_fd = claim_stdout()
+    with tempfile.TemporaryDirectory(prefix="magnotia-demo-") as tmp:
+        path = build_sample_store(Path(tmp) / "magnotia.db")
+        log.info(f"magnotia-mcp {__version__} serving the sample store {path} (removed at exit)")
+        return _run(path, call_timeout, out_fd)

@@ -1,0 +1,43 @@
+"""Opaque page cursors: the key to continue after, tagged so forgeries are refused.
+
+A cursor is base64url JSON of ``[kind, *key]`` plus a short keyed digest. The
+key is fixed, not secret: the digest only proves the server issued the cursor
+for this kind of list, so an edited, truncated or foreign cursor gets a clear
+error instead of a wrong page. Cursors survive a server restart.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from typing import Any
+
+from magnotia_mcp.errors import InvalidArguments
+
+_KEY = b"magnotia-mcp cursor v1"
+
+
+def _digest(body: bytes) -> str:
+    return hashlib.blake2b(body, key=_KEY, digest_size=8).hexdigest()
+
+
+def encode(kind: str, key: tuple[Any, ...]) -> str:
+    body = base64.urlsafe_b64encode(json.dumps([kind, *key], separators=(",", ":")).encode()).decode().rstrip("=")
+    return f"{body}.{_digest(body.encode())}"
+
+
+def decode(kind: str, cursor: str, arity: int) -> tuple[Any, ...]:
+    """The key inside cursor, or InvalidArguments if this server did not issue it for kind."""
+    body, _, tag = cursor.partition(".")
+    try:
+        ok = tag == _digest(body.encode("ascii"))
+        data = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))) if ok else None
+    except (ValueError, UnicodeError):
+        data = None
+    if not isinstance(data, list) or len(data) != arity + 1 or data[0] != kind:
+        raise InvalidArguments(
+            "cursor", "is not a cursor this server issued for this list; pass next_cursor exactly as returned, "
+            "or omit cursor to start from the first page"
+        )
+    return tuple(data[1:])

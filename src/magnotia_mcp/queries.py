@@ -1,0 +1,392 @@
+"""Every SQL statement the server runs, and the shaping of rows into results.
+
+Statements are constants with ``:named`` parameters; optional filters are
+separate constant fragments appended in a fixed order, so each filter
+combination is one cached prepared statement and the planner still sees
+plain range conditions it can use the schema's indexes for.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from magnotia_mcp.errors import NotFound
+from magnotia_mcp.search import Query, fold, snippet
+from magnotia_mcp.store import Reader
+from magnotia_mcp.text import preview, window_end
+
+LIVE = "deleted_at IS NULL"
+
+# -- transcripts --------------------------------------------------------------
+
+# 1601 characters: one more than the preview reads, so it knows the text goes on.
+LIST_TRANSCRIPTS = (
+    "SELECT id, title, source, language, created_at, duration_ms,"
+    " substr(coalesce(formatted_text, raw_text), 1, 1601) AS head"
+    " FROM transcripts WHERE deleted_at IS NULL"
+)
+SINCE = " AND created_at >= :since"
+UNTIL = " AND created_at < :until"
+SOURCE = " AND source = :source"
+AFTER_TRANSCRIPT = " AND (created_at, id) < (:after_created, :after_id)"
+NEWEST_FIRST = " ORDER BY created_at DESC, id DESC LIMIT :limit"
+
+# One statement per call: a single snapshot, and one trip to the reader thread.
+_TASKS_JSON = (
+    "(SELECT json_group_array(json_object('id', id, 'title', title, 'status', status, 'due_at', due_at))"
+    " FROM (SELECT id, title, status, due_at FROM tasks WHERE transcript_id = :id"
+    " ORDER BY status = 'done', due_at IS NULL, due_at, created_at DESC, id DESC)) AS tasks_json"
+)
+_SEGMENTS_JSON = (
+    "(SELECT json_group_array(json_array(seq, start_ms, end_ms, speaker, text))"
+    " FROM (SELECT seq, start_ms, end_ms, speaker, text FROM segments WHERE transcript_id = :id"
+    " ORDER BY seq)) AS segments_json"
+)
+_TRANSCRIPT_COLUMNS = (
+    "SELECT id, title, source, language, model, created_at, updated_at, duration_ms, raw_text, formatted_text, "
+)
+_ONE_LIVE = " FROM transcripts WHERE id = :id AND deleted_at IS NULL"
+GET_TRANSCRIPT = _TRANSCRIPT_COLUMNS + _TASKS_JSON + _ONE_LIVE
+GET_TRANSCRIPT_WITH_SEGMENTS = _TRANSCRIPT_COLUMNS + _TASKS_JSON + ", " + _SEGMENTS_JSON + _ONE_LIVE
+
+
+def _filters(since: str | None, until: str | None, source: str | None) -> str:
+    return (SINCE if since else "") + (UNTIL if until else "") + (SOURCE if source else "")
+
+
+async def list_transcripts(
+    db: Reader,
+    *,
+    limit: int,
+    after: tuple[str, str] | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    source: str | None = None,
+) -> tuple[list[dict[str, Any]], tuple[str, str] | None]:
+    """A page of live transcripts, newest first, and the key to continue after (or None)."""
+    sql = LIST_TRANSCRIPTS + _filters(since, until, source) + (AFTER_TRANSCRIPT if after else "") + NEWEST_FIRST
+    params: dict[str, Any] = {"since": since, "until": until, "source": source, "limit": limit + 1}
+    if after:
+        params["after_created"], params["after_id"] = after
+    rows = await db.all(sql, params)
+    page = [
+        {
+            "id": r["id"],
+            "title": r["title"],
+            "source": r["source"],
+            "language": r["language"],
+            "created_at": r["created_at"],
+            "duration_ms": r["duration_ms"],
+            "preview": preview(r["head"] or ""),
+        }
+        for r in rows[:limit]
+    ]
+    more = len(rows) > limit
+    return page, ((page[-1]["created_at"], page[-1]["id"]) if more else None)
+
+
+async def get_transcript(
+    db: Reader,
+    *,
+    transcript_id: str,
+    fmt: str,
+    offset: int,
+    max_chars: int,
+    include_segments: bool,
+) -> dict[str, Any]:
+    """One live transcript with a window of its text, or NotFound."""
+    row = await db.one(GET_TRANSCRIPT_WITH_SEGMENTS if include_segments else GET_TRANSCRIPT, {"id": transcript_id})
+    if row is None:
+        raise NotFound(f"Transcript {transcript_id} not found")
+    formatted = row["formatted_text"]
+    used = "formatted" if fmt == "formatted" and formatted is not None else "raw"
+    text: str = formatted if used == "formatted" else row["raw_text"]
+    total = len(text)
+    start = min(offset, total)
+    end = window_end(text, start, max_chars)
+    result: dict[str, Any] = {
+        "id": row["id"],
+        "title": row["title"],
+        "source": row["source"],
+        "language": row["language"],
+        "model": row["model"],
+        "created_at": row["created_at"],
+        "updated_at": row["updated_at"],
+        "duration_ms": row["duration_ms"],
+        "format": used,
+        "text": text[start:end],
+        "offset": start,
+        "total_chars": total,
+        "next_offset": end if end < total else None,
+    }
+    if include_segments:
+        segments = json.loads(row["segments_json"])
+        result["segments"] = _segments_in_window(segments, row["raw_text"], used == "raw", total, start, end)
+    result["tasks"] = json.loads(row["tasks_json"])
+    return result
+
+
+def _segments_in_window(
+    segments: list[list[Any]], raw_text: str, is_raw: bool, total: int, start: int, end: int
+) -> list[dict[str, Any]]:
+    """The segments whose text overlaps [start, end) of the text returned.
+
+    Segments are placed in the raw text by finding each one after the
+    previous; the formatted text has no such mapping, so positions there are
+    scaled from the raw text's length.
+    """
+    out: list[dict[str, Any]] = []
+    pos = 0
+    scale = 1.0 if is_raw else total / max(len(raw_text), 1)
+    for seq, start_ms, end_ms, speaker, text in segments:
+        found = raw_text.find(text, pos) if text else -1
+        seg_start = found if found != -1 else pos
+        seg_end = seg_start + len(text)
+        if found != -1:
+            pos = seg_end
+        a, b = seg_start * scale, seg_end * scale
+        if (b > start and a < end) or (a == b and start <= a < end):
+            out.append({"seq": seq, "start_ms": start_ms, "end_ms": end_ms, "speaker": speaker, "text": text})
+    return out
+
+
+# -- search --------------------------------------------------------------------
+
+_HIT_KEYS = "SELECT t.rowid AS rid, t.id, t.title, t.created_at, t.source FROM transcripts AS t"
+FTS_HITS = (
+    _HIT_KEYS + " WHERE t.rowid IN (SELECT rowid FROM transcripts_fts WHERE transcripts_fts MATCH :match)"
+    " AND t.deleted_at IS NULL"
+)
+FTS_HITS_ORDER = " ORDER BY t.created_at DESC, t.id DESC LIMIT :limit"
+HIT_TEXTS = "SELECT rowid AS rid, raw_text, formatted_text FROM transcripts WHERE rowid IN ({marks})"
+HIT_SEGMENTS = (
+    "SELECT transcript_id, seq, start_ms, end_ms, speaker, text FROM segments"
+    " WHERE transcript_id IN ({marks}) ORDER BY transcript_id, seq"
+)
+SCAN_TITLES = "SELECT rowid AS rid, id, title, created_at, source FROM transcripts WHERE deleted_at IS NULL"
+SCAN_TEXTS = (
+    "SELECT rowid AS rid, id, title, created_at, source, raw_text, formatted_text"
+    " FROM transcripts WHERE deleted_at IS NULL"
+)
+SCAN_ORDER = " ORDER BY created_at DESC, id DESC LIMIT :batch"
+_T_FILTERS = {"since": " AND t.created_at >= :since", "until": " AND t.created_at < :until", "source": " AND t.source = :source"}
+
+TITLE_SCORE = 1.0
+TEXT_SCORE = 0.5
+SCAN_BATCH = 256
+
+
+async def search_transcripts(
+    db: Reader,
+    query: Query,
+    *,
+    limit: int,
+    since: str | None = None,
+    until: str | None = None,
+    source: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """Hits for query, best first: title matches, then text matches, each newest first."""
+    mode = "fts" if db.has_fts else "scan"
+    if query.empty:
+        return {"query": query.text, "mode": mode, "hits": []}
+    filt = {"since": since, "until": until, "source": source}
+    if db.has_fts:
+        ranked = await _fts_hits(db, query, limit, filt)
+    else:
+        ranked = await _scan_hits(db, query, limit, filt, progress)
+    if not ranked:
+        return {"query": query.text, "mode": mode, "hits": []}
+    marks = ",".join("?" * len(ranked))
+    texts = {r["rid"]: r for r in await db.all(HIT_TEXTS.format(marks=marks), [h[0]["rid"] for h in ranked])}
+    ids = [h[0]["id"] for h in ranked]
+    segs: dict[str, list[sqlite3.Row]] = {}
+    for s in await db.all(HIT_SEGMENTS.format(marks=marks), ids):
+        segs.setdefault(s["transcript_id"], []).append(s)
+    hits = []
+    for row, score in ranked:
+        text_row = texts.get(row["rid"])
+        hits.append(
+            {
+                "transcript_id": row["id"],
+                "title": row["title"],
+                "created_at": row["created_at"],
+                "source": row["source"],
+                "snippet": _hit_snippet(query, row["title"], text_row),
+                "score": score,
+                "segment": _first_segment(query, segs.get(row["id"], [])),
+            }
+        )
+    return {"query": query.text, "mode": mode, "hits": hits}
+
+
+def _where(filt: dict[str, str | None]) -> str:
+    return "".join(_T_FILTERS[k] for k, v in filt.items() if v)
+
+
+async def _fts_hits(
+    db: Reader, query: Query, limit: int, filt: dict[str, str | None]
+) -> list[tuple[sqlite3.Row, float]]:
+    sql = FTS_HITS + _where(filt) + FTS_HITS_ORDER
+    titled = await db.all(sql, {**filt, "match": query.fts("title"), "limit": limit})
+    ranked = [(r, TITLE_SCORE) for r in titled]
+    if len(ranked) < limit:
+        seen = {r["rid"] for r in titled}
+        rest = await db.all(sql, {**filt, "match": query.fts(), "limit": limit + len(titled)})
+        ranked += [(r, TEXT_SCORE) for r in rest if r["rid"] not in seen][: limit - len(ranked)]
+    return ranked
+
+
+async def _scan_hits(
+    db: Reader,
+    query: Query,
+    limit: int,
+    filt: dict[str, str | None],
+    progress: Callable[[int], None] | None,
+) -> list[tuple[sqlite3.Row, float]]:
+    """The same ranking as _fts_hits, found by reading rows newest first."""
+    where = _where(filt).replace("t.", "")
+    titled: list[sqlite3.Row] = []
+    async for row in _scan(db, SCAN_TITLES + where, filt, progress):
+        if query.matches(fold(row["title"])):
+            titled.append(row)
+            if len(titled) == limit:
+                break
+    ranked = [(r, TITLE_SCORE) for r in titled]
+    if len(ranked) < limit:
+        seen = {r["rid"] for r in titled}
+        async for row in _scan(db, SCAN_TEXTS + where, filt, progress):
+            if row["rid"] in seen:
+                continue
+            folded = [fold(row["title"]), fold(row["raw_text"]), fold(row["formatted_text"] or "")]
+            if query.matches(*folded):
+                ranked.append((row, TEXT_SCORE))
+                if len(ranked) == limit:
+                    break
+    return ranked
+
+
+async def _scan(
+    db: Reader, sql: str, filt: dict[str, str | None], progress: Callable[[int], None] | None
+) -> Any:
+    after: tuple[str, str] | None = None
+    seen = 0
+    while True:
+        keyset = " AND (created_at, id) < (:after_created, :after_id)" if after else ""
+        params: dict[str, Any] = {**filt, "batch": SCAN_BATCH}
+        if after:
+            params["after_created"], params["after_id"] = after
+        rows = await db.all(sql + keyset + SCAN_ORDER, params)
+        for row in rows:
+            yield row
+        seen += len(rows)
+        if progress:
+            progress(seen)
+        if len(rows) < SCAN_BATCH:
+            return
+        after = (rows[-1]["created_at"], rows[-1]["id"])
+
+
+def _hit_snippet(query: Query, title: str, text_row: sqlite3.Row | None) -> str:
+    candidates: Iterable[str] = ()
+    if text_row is not None:
+        formatted, raw = text_row["formatted_text"], text_row["raw_text"]
+        candidates = [t for t in (formatted, raw) if t]
+    for text in (*candidates, title):
+        found = snippet(query, text)
+        if found is not None:
+            return found
+    return preview(title or "")
+
+
+def _first_segment(query: Query, segments: list[sqlite3.Row]) -> dict[str, Any] | None:
+    for s in segments:
+        if query.first_match(fold(s["text"])):
+            return {"seq": s["seq"], "start_ms": s["start_ms"], "end_ms": s["end_ms"], "speaker": s["speaker"]}
+    return None
+
+
+# -- tasks --------------------------------------------------------------------
+
+# Open before done, dated before undated (earliest due first), then newest first.
+TASK_ORDER_KEY = "(status = 'done'), (due_at IS NULL), coalesce(due_at, ''), created_at DESC, id DESC"
+LIST_TASKS = (
+    "SELECT k.id, k.title, k.notes, k.status, k.priority, k.due_at, k.created_at, k.completed_at,"
+    " t.id AS t_id, t.title AS t_title"
+    " FROM tasks AS k LEFT JOIN transcripts AS t ON t.id = k.transcript_id AND t.deleted_at IS NULL"
+    " WHERE 1"
+)
+TASK_STATUS = " AND k.status = :status"
+TASK_TRANSCRIPT = " AND k.transcript_id = :transcript_id"
+TASK_DUE_BEFORE = " AND k.due_at < :due_before"
+# Keyset over (done, undated, due, -created, -id): rows strictly after the cursor's row.
+AFTER_TASK = (
+    " AND ((k.status = 'done') > :a_done"
+    " OR ((k.status = 'done') = :a_done AND ((k.due_at IS NULL) > :a_undated"
+    " OR ((k.due_at IS NULL) = :a_undated AND (coalesce(k.due_at, '') > :a_due"
+    " OR (coalesce(k.due_at, '') = :a_due AND (k.created_at < :a_created"
+    " OR (k.created_at = :a_created AND k.id < :a_id))))))))"
+)
+TASKS_ORDER = (
+    " ORDER BY (k.status = 'done'), (k.due_at IS NULL), coalesce(k.due_at, ''), k.created_at DESC, k.id DESC"
+    " LIMIT :limit"
+)
+
+TaskKey = tuple[int, int, str, str, str]
+
+
+async def list_tasks(
+    db: Reader,
+    *,
+    limit: int,
+    status: str = "all",
+    transcript_id: str | None = None,
+    due_before: str | None = None,
+    after: TaskKey | None = None,
+) -> tuple[list[dict[str, Any]], TaskKey | None]:
+    """A page of tasks in the contract's order, and the key to continue after (or None)."""
+    sql = (
+        LIST_TASKS
+        + (TASK_STATUS if status != "all" else "")
+        + (TASK_TRANSCRIPT if transcript_id else "")
+        + (TASK_DUE_BEFORE if due_before else "")
+        + (AFTER_TASK if after else "")
+        + TASKS_ORDER
+    )
+    params: dict[str, Any] = {
+        "status": status,
+        "transcript_id": transcript_id,
+        "due_before": due_before,
+        "limit": limit + 1,
+    }
+    if after:
+        params.update(zip(("a_done", "a_undated", "a_due", "a_created", "a_id"), after))
+    rows = await db.all(sql, params)
+    page = [
+        {
+            "id": r["id"],
+            "title": r["title"],
+            "notes": r["notes"],
+            "status": r["status"],
+            "priority": r["priority"],
+            "due_at": r["due_at"],
+            "created_at": r["created_at"],
+            "completed_at": r["completed_at"],
+            "transcript": {"id": r["t_id"], "title": r["t_title"]} if r["t_id"] is not None else None,
+        }
+        for r in rows[:limit]
+    ]
+    if len(rows) <= limit:
+        return page, None
+    last = page[-1]
+    key: TaskKey = (
+        int(last["status"] == "done"),
+        int(last["due_at"] is None),
+        last["due_at"] or "",
+        last["created_at"],
+        last["id"],
+    )
+    return page, key

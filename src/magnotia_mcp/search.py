@@ -1,0 +1,188 @@
+"""The search query language, shared by the full-text index and the scan.
+
+One parse feeds both paths, so a query means the same with or without the
+store's ``*_fts`` tables:
+
+* words are all required (AND), in any order, case- and accent-insensitive;
+* ``"a quoted phrase"`` must appear as written (one column, words in order);
+* a word ending in ``*`` matches as a prefix;
+* ``OR`` between two terms accepts either; anywhere else it is the word "or".
+
+Everything else is literal. Text is cut into tokens the way SQLite's
+``unicode61`` tokenizer does (runs of letters and digits), so no input can be
+an FTS5 syntax error: every token reaches FTS5 inside double quotes.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import NamedTuple
+
+# A token is a run of letters and digits; '_' and everything else separate them.
+_TOKEN = r"[^\W_]"
+TOKEN_RE = re.compile(_TOKEN + "+")
+_CHUNK_RE = re.compile(r'"([^"]*)"(\*?)|"|[^\s"]+')
+
+
+class _FoldTable(dict[int, str]):
+    """str.translate table folding case and Latin diacritics one character at a time.
+
+    Each character maps to exactly one character, so offsets in the folded text
+    are offsets in the original, which the snippet needs.
+    """
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        lower = char.lower()
+        if len(lower) != 1:
+            lower = char
+        base = "".join(c for c in unicodedata.normalize("NFD", lower) if not unicodedata.combining(c))
+        folded = base if len(base) == 1 else lower
+        self[code] = folded
+        return folded
+
+
+_FOLD = _FoldTable()
+
+
+def fold(text: str) -> str:
+    """Lower-case and strip diacritics, keeping the length (and so every offset)."""
+    if text.isascii():
+        return text.lower()
+    return text.translate(_FOLD)
+
+
+class Term(NamedTuple):
+    """One searchable unit: a word, or a phrase of words; the last may be a prefix."""
+
+    words: tuple[str, ...]
+    prefix: bool
+
+    def fts(self) -> str:
+        # Tokens hold only letters and digits, so double quotes cannot be broken out of.
+        return '"' + " ".join(self.words) + '"' + ("*" if self.prefix else "")
+
+    def pattern(self) -> str:
+        parts = [re.escape(fold(w)) for w in self.words]
+        body = (_TOKEN + "*?[\\W_]+").join(parts) if False else "[\\W_]+".join(parts)
+        tail = _TOKEN + "*" if self.prefix else "(?!" + _TOKEN + ")"
+        return "(?<!" + _TOKEN + ")" + body + tail
+
+
+class Query:
+    """A parsed query: every clause must match; a clause is one or more OR'ed terms."""
+
+    __slots__ = ("_any", "_clauses", "clauses", "text")
+
+    def __init__(self, text: str, clauses: list[tuple[Term, ...]]) -> None:
+        self.text = text
+        self.clauses = clauses
+        self._clauses = [re.compile("|".join(t.pattern() for t in clause)) for clause in clauses]
+        terms = [t for clause in clauses for t in clause]
+        self._any = re.compile("|".join(t.pattern() for t in terms)) if terms else None
+
+    @property
+    def empty(self) -> bool:
+        return not self.clauses
+
+    def fts(self, column: str | None = None) -> str:
+        """The FTS5 MATCH expression; restricted to one column when asked."""
+        parts = []
+        for clause in self.clauses:
+            alts = [t.fts() for t in clause]
+            parts.append(alts[0] if len(alts) == 1 else "(" + " OR ".join(alts) + ")")
+        expr = " AND ".join(parts)
+        return f"{column} : ({expr})" if column else expr
+
+    def matches(self, *folded_texts: str) -> bool:
+        """True when every clause matches in at least one of the (folded) texts."""
+        return all(any(rx.search(t) for t in folded_texts) for rx in self._clauses)
+
+    def first_match(self, folded: str) -> re.Match[str] | None:
+        return self._any.search(folded) if self._any else None
+
+    def spans(self, folded: str, start: int, end: int) -> list[tuple[int, int]]:
+        """Every match of any term between start and end, in order, not overlapping."""
+        if self._any is None:
+            return []
+        return [m.span() for m in self._any.finditer(folded, start, end)]
+
+
+def parse(text: str) -> Query:
+    """Parse user input into a Query; never fails, whatever the input."""
+    items: list[Term | None] = []  # None stands for an OR operator candidate
+    raw_or: list[bool] = []
+    for m in _CHUNK_RE.finditer(text):
+        chunk = m.group(0)
+        if m.group(1) is not None:  # a closed quote: a phrase
+            term = _term(m.group(1), prefix=bool(m.group(2)))
+        elif chunk == '"':  # an unmatched quote is just punctuation
+            continue
+        elif chunk == "OR":
+            items.append(None)
+            raw_or.append(True)
+            continue
+        else:
+            prefix = chunk.endswith("*")
+            term = _term(chunk.rstrip("*") if prefix else chunk, prefix=prefix)
+        if term is not None:
+            items.append(term)
+            raw_or.append(False)
+    clauses: list[tuple[Term, ...]] = []
+    i = 0
+    while i < len(items):
+        item = items[i]
+        if item is None:
+            # OR with no term on both sides is the plain word "or".
+            prev_is_term = bool(clauses) and i > 0 and items[i - 1] is not None
+            next_term = items[i + 1] if i + 1 < len(items) else None
+            if prev_is_term and next_term is not None:
+                clauses[-1] = (*clauses[-1], next_term)
+                i += 2
+                continue
+            clauses.append((Term(("or",), False),))
+        else:
+            clauses.append((item,))
+        i += 1
+    return Query(text, clauses)
+
+
+def _term(chunk: str, *, prefix: bool) -> Term | None:
+    words = tuple(TOKEN_RE.findall(chunk))
+    if not words:
+        return None
+    return Term(words, prefix)
+
+
+SNIPPET_CHARS = 200
+_LEAD = 60
+
+
+def snippet(query: Query, text: str, folded: str | None = None) -> str | None:
+    """Up to ~200 characters around the first match, each match wrapped in ``**``."""
+    folded = fold(text) if folded is None else folded
+    first = query.first_match(folded)
+    if first is None:
+        return None
+    start = max(0, first.start() - _LEAD)
+    if start > 0:
+        # Start on a word: step forward past the word we landed in.
+        space = text.find(" ", start, first.start())
+        start = space + 1 if space != -1 else first.start()
+    end = min(len(text), start + SNIPPET_CHARS)
+    if end < len(text):
+        space = text.rfind(" ", first.end(), end)
+        if space != -1:
+            end = space
+    spans = query.spans(folded, start, end)
+    out: list[str] = ["…"] if start > 0 else []
+    pos = start
+    for s, e in spans:
+        e = min(e, end)
+        out += [text[pos:s], "**", text[s:e], "**"]
+        pos = e
+    out.append(text[pos:end])
+    if end < len(text):
+        out.append("…")
+    return " ".join("".join(out).split())

@@ -1,0 +1,193 @@
+"""The stdio transport: bytes in, lines out, and nothing else on stdout.
+
+Reads stdin in chunks, cuts them into lines (bounded: an over-long line is
+dropped with an error, never buffered whole), hands each message to the
+dispatcher as its own task so a slow call never holds up a ping, and writes
+each response as one line, flushed at once. Protocol bytes go to a private
+duplicate of fd 1; fd 1 itself is pointed at stderr, so a stray ``print``
+anywhere lands in the log instead of corrupting the stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import threading
+from typing import Any
+
+from magnotia_mcp.dispatch import Server, decode, encode, error_response
+from magnotia_mcp.errors import InvalidRequest, ParseError
+
+MAX_LINE_BYTES = 8 * 1024 * 1024
+_CHUNK = 1 << 16
+
+
+class LineSplitter:
+    """Cuts a byte stream into lines; a line longer than the limit comes out as None."""
+
+    def __init__(self, limit: int = MAX_LINE_BYTES) -> None:
+        self.limit = limit
+        self._buf = bytearray()
+        self._skipping = False  # inside an over-long line: drop bytes until its newline
+
+    def feed(self, data: bytes) -> list[bytes | None]:
+        out: list[bytes | None] = []
+        start = 0
+        while True:
+            nl = data.find(b"\n", start)
+            if nl == -1:
+                break
+            if self._skipping:
+                self._skipping = False
+            elif len(self._buf) + nl - start > self.limit:
+                out.append(None)
+                self._buf.clear()
+            else:
+                self._buf += data[start:nl]
+                out.append(bytes(self._buf))
+                self._buf.clear()
+            start = nl + 1
+        rest = len(data) - start
+        if rest and not self._skipping:
+            if len(self._buf) + rest > self.limit:
+                out.append(None)
+                self._buf.clear()
+                self._skipping = True
+            else:
+                self._buf += data[start:]
+        return out
+
+    def finish(self) -> bytes | None:
+        """The last line if the stream ended without a newline."""
+        tail = bytes(self._buf)
+        self._buf.clear()
+        return tail if tail.strip() and not self._skipping else None
+
+
+class _Stdout:
+    """Writes whole lines to the protocol fd; remembers when the reader has gone."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.closed = False
+
+    def write_line(self, data: bytes) -> None:
+        if self.closed:
+            return
+        view = memoryview(data + b"\n")
+        try:
+            while view:
+                written = os.write(self.fd, view)
+                view = view[written:]
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            self.closed = True
+
+
+def claim_stdout() -> int:
+    """Keep fd 1 for the protocol on a private fd and point fd 1 (and sys.stdout) at stderr."""
+    sys.stdout.flush()
+    fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return fd
+
+
+async def serve(server: Server, stdin_fd: int, stdout_fd: int) -> int:
+    """Serve until stdin ends, stdout closes or SIGTERM; returns the exit code."""
+    loop = asyncio.get_running_loop()
+    out = _Stdout(stdout_fd)
+    splitter = LineSplitter()
+    chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
+    stop = asyncio.Event()
+    pending: set[asyncio.Task[Any]] = set()
+
+    def notify(message: dict[str, Any]) -> None:
+        out.write_line(encode(message))
+
+    def finished(task: asyncio.Task[Any], request_id: object) -> None:
+        pending.discard(task)
+        if server.inflight.get(request_id) is task:  # type: ignore[arg-type]
+            del server.inflight[request_id]  # type: ignore[arg-type]
+        if task.cancelled():
+            return  # cancelled by the client: no response, as the protocol asks
+        response = task.result()
+        if response is not None:
+            out.write_line(encode(response))
+        if out.closed:
+            stop.set()
+
+    async def handle(line: bytes | None) -> None:
+        if line is None:
+            notify(error_response(None, InvalidRequest(f"request too large: lines are limited to {MAX_LINE_BYTES} bytes")))
+            return
+        if not line.strip():
+            return  # blank lines are keep-alives
+        try:
+            message = decode(line)
+        except ParseError as exc:
+            notify(error_response(None, exc))
+            return
+        if isinstance(message, dict) and "id" not in message:
+            await server.handle_message(message, notify)  # notifications act at once, in order
+            return
+        task = loop.create_task(server.handle_message(message, notify))
+        request_id = message.get("id") if isinstance(message, dict) else None
+        if isinstance(request_id, (str, int)) and not isinstance(request_id, bool):
+            server.inflight[request_id] = task
+        pending.add(task)
+        task.add_done_callback(lambda t: finished(t, request_id))
+
+    _start_reader(loop, stdin_fd, chunks)
+    if hasattr(signal, "SIGTERM") and sys.platform != "win32":
+        loop.add_signal_handler(signal.SIGTERM, stop.set)
+    stopper = loop.create_task(stop.wait())
+    try:
+        while not stop.is_set():
+            getter = loop.create_task(chunks.get())
+            await asyncio.wait({getter, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            if not getter.done():
+                getter.cancel()
+                break
+            chunk = getter.result()
+            if chunk is None:  # EOF: answer what is in flight, then leave
+                tail = splitter.finish()
+                if tail is not None:
+                    await handle(tail)
+                while pending and not stop.is_set():
+                    await asyncio.wait({*pending, stopper}, return_when=asyncio.FIRST_COMPLETED)
+                break
+            for line in splitter.feed(chunk):
+                await handle(line)
+            if out.closed:
+                break
+    finally:
+        stopper.cancel()
+        for task in list(pending):
+            task.cancel()
+        await server.store.close()
+    return 0
+
+
+def _start_reader(loop: asyncio.AbstractEventLoop, fd: int, chunks: asyncio.Queue[bytes | None]) -> None:
+    """Feed stdin chunks into the queue; None marks EOF.
+
+    A thread does the blocking reads: it works for pipes, files and consoles
+    on every platform, and costs one wake-up per chunk, not per message.
+    """
+
+    def pump() -> None:
+        while True:
+            try:
+                data = os.read(fd, _CHUNK)
+            except OSError:
+                data = b""
+            try:
+                loop.call_soon_threadsafe(chunks.put_nowait, data or None)
+            except RuntimeError:  # the loop has closed
+                return
+            if not data:
+                return
+
+    threading.Thread(target=pump, name="magnotia-mcp-stdin", daemon=True).start()
