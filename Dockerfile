@@ -20,7 +20,7 @@ RUN python3 -m venv /opt/magnotia \
     && /opt/magnotia/bin/python -m pip uninstall --yes --quiet pip setuptools
 
 FROM ${PYTHON_IMAGE} AS venv
-ARG VERSION=0.0.0
+ARG VERSION=dev
 LABEL org.opencontainers.image.title="magnotia-mcp" \
       org.opencontainers.image.description="MCP server (stdio) that reads a local Magnotia store read-only" \
       org.opencontainers.image.source="https://github.com/magnotia/magnotia-mcp" \
@@ -54,7 +54,7 @@ RUN python3 -m venv /opt/freeze \
     && chroot /rootfs /usr/local/bin/magnotia-mcp --version
 
 FROM scratch AS frozen
-ARG VERSION=0.0.0
+ARG VERSION=dev
 LABEL org.opencontainers.image.title="magnotia-mcp" \
       org.opencontainers.image.description="MCP server (stdio) that reads a local Magnotia store read-only" \
       org.opencontainers.image.source="https://github.com/magnotia/magnotia-mcp" \

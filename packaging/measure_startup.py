@@ -39,7 +39,8 @@ def one_run(argv: list[str], timeout: float) -> float:
     """Seconds from spawn to the first stdout line; fails unless it is a JSON-RPC answer."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    assert proc.stdin is not None and proc.stdout is not None
+    assert proc.stdin is not None
+    assert proc.stdout is not None
     proc.stdin.write(INITIALIZE)
     proc.stdin.flush()
     line = proc.stdout.readline()

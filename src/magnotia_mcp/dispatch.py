@@ -13,7 +13,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from magnotia_mcp import __version__, log, revisions
+from magnotia_mcp import __version__, log, prompts, resources, revisions
 from magnotia_mcp.errors import (
     CallTimeout,
     InvalidParams,
@@ -134,12 +134,17 @@ class Server:
             self._handle_notification(method, params)
             return None
         assert isinstance(raw_id, (str, int))
+        revision = revisions.LATEST_LEGACY
         try:
             revision = self._revision_for(method, params)
             handler = _lookup(method, revision)
             request = Request(raw_id, method, params, revision, notify)
             result = await handler(self, request)
             return {"jsonrpc": "2.0", "id": raw_id, "result": _finish(result, revision, method)}
+        except ResourceNotFound as exc:
+            if has(revision, "resource_not_found_is_invalid_params"):
+                return error_response(raw_id, InvalidParams(exc.message, exc.data))
+            return error_response(raw_id, exc)
         except ProtocolError as exc:
             return error_response(raw_id, exc)
         except Exception as exc:  # a bug must cost one response, never the connection
@@ -355,6 +360,54 @@ def _tool_error(exc: ToolError, revision: str) -> JSON:
     return {"content": [{"type": "text", "text": exc.message}], "isError": True}
 
 
+# -- resources, prompts, completion ------------------------------------------------
+
+
+def _cacheable(result: JSON, revision: str, ttl_ms: int, scope: str) -> JSON:
+    if has(revision, "cache_hints"):
+        result.update(ttlMs=ttl_ms, cacheScope=scope)
+    return result
+
+
+def _titled(item: JSON, revision: str) -> JSON:
+    return item if has(revision, "titles") else {k: v for k, v in item.items() if k != "title"}
+
+
+async def _resources_list(server: Server, request: Request) -> JSON:
+    items, next_cursor = await resources.list_page(server.store, request.params.get("cursor"))
+    result: JSON = {"resources": [_titled(r, request.revision) for r in items]}
+    if next_cursor:
+        result["nextCursor"] = next_cursor
+    return _cacheable(result, request.revision, 0, "private")
+
+
+async def _resource_templates_list(server: Server, request: Request) -> JSON:
+    _no_cursor(request)
+    result: JSON = {"resourceTemplates": [_titled(resources.TEMPLATE, request.revision)]}
+    return _cacheable(result, request.revision, STATIC_TTL_MS, "public")
+
+
+async def _resources_read(server: Server, request: Request) -> JSON:
+    contents = await resources.read_markdown(server.store, request.params.get("uri"))
+    return _cacheable({"contents": [contents]}, request.revision, 0, "private")
+
+
+async def _prompts_list(server: Server, request: Request) -> JSON:
+    _no_cursor(request)
+    titles = has(request.revision, "titles")
+    result: JSON = {"prompts": [prompts.definition(p, titles) for p in prompts.PROMPTS.values()]}
+    return _cacheable(result, request.revision, STATIC_TTL_MS, "public")
+
+
+async def _prompts_get(server: Server, request: Request) -> JSON:
+    links = has(request.revision, "resource_links")
+    return await prompts.get(server.store, request.params.get("name"), request.params.get("arguments"), links)
+
+
+async def _complete(server: Server, request: Request) -> JSON:
+    return await prompts.complete(server.store, request.params.get("ref"), request.params.get("argument"))
+
+
 # -- the method table ---------------------------------------------------------------
 
 
@@ -372,6 +425,12 @@ METHODS: dict[str, tuple[Handler, Callable[[str], bool]]] = {
     "ping": (_ping, _feature("ping")),
     "tools/list": (_tools_list, _always),
     "tools/call": (_tools_call, _always),
+    "resources/list": (_resources_list, _always),
+    "resources/templates/list": (_resource_templates_list, _always),
+    "resources/read": (_resources_read, _always),
+    "prompts/list": (_prompts_list, _always),
+    "prompts/get": (_prompts_get, _always),
+    "completion/complete": (_complete, _always),
 }
 
-__all__ = ["METHODS", "Server", "decode", "encode", "error_response", "ResourceNotFound"]
+__all__ = ["METHODS", "Server", "decode", "encode", "error_response"]

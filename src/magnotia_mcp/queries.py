@@ -390,3 +390,24 @@ async def list_tasks(
         last["id"],
     )
     return page, key
+
+
+# -- completion -----------------------------------------------------------------
+
+# Transcript ids for a prompt or resource argument: id prefix or title words, newest first.
+COMPLETE_TRANSCRIPT_IDS = (
+    "SELECT id FROM transcripts WHERE deleted_at IS NULL"
+    " AND (id LIKE :prefix ESCAPE '\\' OR title LIKE :contains ESCAPE '\\')"
+    " ORDER BY created_at DESC, id DESC LIMIT :limit"
+)
+
+
+def _like_escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+async def complete_transcript_ids(db: Reader, value: str, limit: int) -> list[str]:
+    """Ids of live transcripts whose id starts with value or whose title contains it."""
+    v = _like_escape(value)
+    rows = await db.all(COMPLETE_TRANSCRIPT_IDS, {"prefix": v + "%", "contains": "%" + v + "%", "limit": limit})
+    return [r["id"] for r in rows]

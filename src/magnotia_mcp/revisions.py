@@ -25,6 +25,7 @@ FEATURES: dict[str, tuple[str, str | None]] = {
     "titles": ("2025-06-18", None),  # title on tools, prompts, resources, serverInfo
     "structured_content": ("2025-06-18", None),  # outputSchema + structuredContent
     "completion_context": ("2025-06-18", None),
+    "resource_links": ("2025-06-18", None),  # resource_link content blocks
     "tool_errors_as_results": ("2025-11-25", None),  # invalid arguments -> isError result
     "discover": ("2026-07-28", None),  # server/discover
     "result_type": ("2026-07-28", None),  # resultType on every result

@@ -1,0 +1,212 @@
+"""Prompts a host shows as commands, and completion of their transcript ids.
+
+Each prompt embeds the transcript as a resource (the same Markdown that
+``resources/read`` returns) instead of pasting unbounded text into the
+instruction, so the host can show, cache or trim it like any resource.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from magnotia_mcp import queries
+from magnotia_mcp.arguments import parse_time
+from magnotia_mcp.errors import InvalidArguments, InvalidParams, ResourceNotFound
+from magnotia_mcp.resources import URI_TEMPLATE, display_name, read_markdown, transcript_uri
+from magnotia_mcp.store import Store
+
+JSON = dict[str, Any]
+MAX_COMPLETIONS = 100
+REVIEW_LIMIT = 20
+
+_TRANSCRIPT_ARG = {
+    "name": "transcript_id",
+    "title": "Transcript",
+    "description": "The transcript's id (type part of its title to complete it).",
+    "required": True,
+}
+
+
+class Prompt:
+    __slots__ = ("arguments", "build", "description", "name", "title")
+
+    def __init__(
+        self,
+        name: str,
+        title: str,
+        description: str,
+        arguments: list[JSON],
+        build: Callable[[Store, dict[str, str], bool], Awaitable[list[JSON]]],
+    ) -> None:
+        self.name = name
+        self.title = title
+        self.description = description
+        self.arguments = arguments
+        self.build = build
+
+
+async def _transcript_message(store: Store, args: dict[str, str]) -> JSON:
+    uri = transcript_uri(args["transcript_id"])
+    try:
+        contents = await read_markdown(store, uri)
+    except ResourceNotFound:
+        raise InvalidParams(
+            f"invalid params: Transcript {args['transcript_id']} not found; "
+            "pick an id from list_transcripts or from completion"
+        ) from None
+    return {"role": "user", "content": {"type": "resource", "resource": contents}}
+
+
+def _instruction(text: str) -> JSON:
+    return {"role": "user", "content": {"type": "text", "text": text}}
+
+
+async def _summarize(store: Store, args: dict[str, str], _links: bool) -> list[JSON]:
+    return [
+        await _transcript_message(store, args),
+        _instruction(
+            "Summarise the transcript above for someone who was not there: a two-sentence overview, then the "
+            "key points, decisions and open questions as short bullet lists. Quote sparingly and keep names "
+            "as written."
+        ),
+    ]
+
+
+async def _action_items(store: Store, args: dict[str, str], _links: bool) -> list[JSON]:
+    return [
+        await _transcript_message(store, args),
+        _instruction(
+            "List every action item in the transcript above as a checklist: what, who (if said), and by when "
+            "(if said). Mark items that also appear under '## Tasks' as already tracked. Do not invent owners "
+            "or dates."
+        ),
+    ]
+
+
+async def _review_meetings(store: Store, args: dict[str, str], links: bool) -> list[JSON]:
+    since = parse_time("since", args["since"])
+    until = parse_time("until", args["until"]) if args.get("until") else None
+    async with store.reader() as db:
+        page, more = await queries.list_transcripts(db, limit=REVIEW_LIMIT, since=since, until=until, source="meeting")
+    period = f"from {args['since']}" + (f" until {args['until']}" if args.get("until") else "")
+    if not page:
+        return [_instruction(f"There are no Magnotia meetings {period}. Say so, and suggest a wider period.")]
+    listing = "\n".join(f"- {display_name(m)} ({m['created_at']}, id {m['id']}): {m['preview']}" for m in page)
+    note = f"\n(Only the {REVIEW_LIMIT} most recent are listed; there are more.)" if more else ""
+    messages = [
+        _instruction(
+            f"Review my meetings {period}.\n\n{listing}{note}\n\n"
+            "Read each one (get_transcript, or the linked resources), then give: the themes across them, the "
+            "decisions made, open questions, and what needs follow-up. Cite meetings by title and date."
+        )
+    ]
+    if links:
+        messages += [
+            {
+                "role": "user",
+                "content": {
+                    "type": "resource_link",
+                    "uri": transcript_uri(m["id"]),
+                    "name": display_name(m),
+                    "mimeType": "text/markdown",
+                },
+            }
+            for m in page
+        ]
+    return messages
+
+
+PROMPTS: dict[str, Prompt] = {
+    p.name: p
+    for p in (
+        Prompt(
+            "summarize_transcript",
+            "Summarise a transcript",
+            "Summarise one dictation or meeting: overview, key points, decisions, open questions.",
+            [_TRANSCRIPT_ARG],
+            _summarize,
+        ),
+        Prompt(
+            "action_items",
+            "Action items from a transcript",
+            "Pull the action items (what, who, when) out of one transcript.",
+            [_TRANSCRIPT_ARG],
+            _action_items,
+        ),
+        Prompt(
+            "review_meetings",
+            "Review a period's meetings",
+            "Themes, decisions and follow-ups across the meetings of a period.",
+            [
+                {
+                    "name": "since",
+                    "title": "Since",
+                    "description": "Start of the period: a date (2026-05-01) or RFC 3339 time.",
+                    "required": True,
+                },
+                {
+                    "name": "until",
+                    "title": "Until",
+                    "description": "End of the period (exclusive); default: now.",
+                    "required": False,
+                },
+            ],
+            _review_meetings,
+        ),
+    )
+}
+
+
+def definition(prompt: Prompt, titles: bool) -> JSON:
+    out: JSON = {"name": prompt.name}
+    if titles:
+        out["title"] = prompt.title
+    out["description"] = prompt.description
+    out["arguments"] = [
+        {k: v for k, v in arg.items() if titles or k != "title"} for arg in prompt.arguments
+    ]
+    return out
+
+
+async def get(store: Store, name: object, arguments: object, links: bool) -> JSON:
+    if not isinstance(name, str) or name not in PROMPTS:
+        raise InvalidParams(f"invalid params: unknown prompt {name!r}; this server has {', '.join(PROMPTS)}")
+    prompt = PROMPTS[name]
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict) or not all(isinstance(v, str) for v in arguments.values()):
+        raise InvalidParams("invalid params: prompt arguments must be an object of strings")
+    known = {a["name"] for a in prompt.arguments}
+    unknown = sorted(set(arguments) - known)
+    if unknown:
+        raise InvalidParams(f"invalid params: prompt {name} has no argument {unknown[0]!r}")
+    for arg in prompt.arguments:
+        if arg["required"] and not arguments.get(arg["name"]):
+            raise InvalidParams(f"invalid params: prompt {name} needs the argument {arg['name']!r}")
+    try:
+        messages = await prompt.build(store, arguments, links)
+    except InvalidArguments as exc:
+        raise InvalidParams(f"invalid params: {exc.message}") from None
+    return {"description": prompt.description, "messages": messages}
+
+
+async def complete(store: Store, ref: object, argument: object) -> JSON:
+    """Values for a prompt's transcript_id or the resource template's {id}."""
+    if not isinstance(ref, dict) or not isinstance(argument, dict):
+        raise InvalidParams("invalid params: completion/complete needs ref and argument objects")
+    name, value = argument.get("name"), argument.get("value", "")
+    if not isinstance(name, str) or not isinstance(value, str):
+        raise InvalidParams("invalid params: argument needs a string name and value")
+    wants_ids = (
+        ref.get("type") == "ref/prompt"
+        and ref.get("name") in ("summarize_transcript", "action_items")
+        and name == "transcript_id"
+    ) or (ref.get("type") == "ref/resource" and ref.get("uri") == URI_TEMPLATE and name == "id")
+    if ref.get("type") == "ref/prompt" and ref.get("name") not in PROMPTS:
+        raise InvalidParams(f"invalid params: unknown prompt {ref.get('name')!r}")
+    if not wants_ids:
+        return {"completion": {"values": [], "total": 0, "hasMore": False}}
+    async with store.reader() as db:
+        ids = await queries.complete_transcript_ids(db, value, MAX_COMPLETIONS + 1)
+    return {"completion": {"values": ids[:MAX_COMPLETIONS], "hasMore": len(ids) > MAX_COMPLETIONS}}

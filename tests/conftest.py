@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.server import Launcher, ServerProcess
+from tests.storefactory import StoreBuilder
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("magnotia-mcp")
+    group.addoption("--server", default="package", help="which server to drive: package, script, frozen, container")
+    group.addoption("--server-bin", default=None, help="the frozen executable, for --server frozen")
+
+
+@pytest.fixture(scope="session")
+def launcher(request: pytest.FixtureRequest) -> Launcher:
+    return Launcher(request.config.getoption("--server"), request.config.getoption("--server-bin"))
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Keep platformdirs and MAGNOTIA_DB from ever pointing at a real user's store."""
+    monkeypatch.delenv("MAGNOTIA_DB", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture
+def new_store(tmp_path: Path) -> Callable[..., StoreBuilder]:
+    """A builder for a fresh store at <tmp>/<name>/magnotia.db."""
+    count = 0
+
+    def make(name: str | None = None, *, fts: bool = True) -> StoreBuilder:
+        nonlocal count
+        count += 1
+        return StoreBuilder(tmp_path / (name or f"store{count}") / "magnotia.db", fts=fts)
+
+    return make
+
+
+@pytest.fixture
+def start_server(launcher: Launcher) -> Iterator[Callable[..., ServerProcess]]:
+    """Start servers on stores; every one is checked for a clean exit and a clean stdout."""
+    started: list[ServerProcess] = []
+
+    def start(db: Path | None, *extra: str, env: dict[str, str] | None = None) -> ServerProcess:
+        proc = ServerProcess(launcher.argv(db, list(extra)), env=env)
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        if proc.proc.poll() is None:
+            code = proc.close()
+            assert code == 0, f"server exited {code}; stderr:\n{proc.stderr}"
+        for line in proc.raw_stdout:
+            import json
+
+            json.loads(line)  # stdout carries protocol messages only
