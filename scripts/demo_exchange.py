@@ -12,7 +12,10 @@ import sys
 import textwrap
 
 EXCHANGE = [
-    ("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "demo", "version": "1"}}),
+    (
+        "initialize",
+        {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "demo", "version": "1"}},
+    ),
     ("tools/list", {}),
     ("tools/call", {"name": "list_transcripts", "arguments": {"limit": 3}}),
     ("tools/call", {"name": "search_transcripts", "arguments": {"query": "privacy review"}}),
@@ -34,7 +37,8 @@ def main() -> int:
         text=True,
         encoding="utf-8",
     )
-    assert proc.stdin is not None and proc.stdout is not None
+    assert proc.stdin is not None
+    assert proc.stdout is not None
     for request_id, (method, params) in enumerate(EXCHANGE, start=1):
         request = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         show("->", request)

@@ -10,9 +10,13 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from magnotia_mcp import __version__, log
 from magnotia_mcp.paths import ENV_VAR, resolve_db_path
+
+if TYPE_CHECKING:
+    from magnotia_mcp.store import Store
 
 DESCRIPTION = """\
 magnotia-mcp serves your Magnotia transcripts and tasks to MCP hosts (Claude Desktop,
@@ -89,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _serve(path: Path, origin: str, call_timeout: float) -> int:
-    from magnotia_mcp.stdio import claim_stdout
+    from magnotia_mcp.prelude import claim_stdout
 
     out_fd = claim_stdout()
     log.info(f"magnotia-mcp {__version__} serving {path} (from {origin}), read-only")
@@ -99,18 +103,25 @@ def _serve(path: Path, origin: str, call_timeout: float) -> int:
 
 
 def _run(path: Path, call_timeout: float, out_fd: int) -> int:
-    import asyncio
-
     from magnotia_mcp.dispatch import Server
-    from magnotia_mcp.stdio import serve
-    from magnotia_mcp.store import Store
+    from magnotia_mcp.prelude import answer_first_messages
 
-    async def run() -> int:
-        server = Server(Store(path), call_timeout=call_timeout)
-        return await serve(server, sys.stdin.fileno(), out_fd)
+    def open_store() -> Store:
+        from magnotia_mcp.store import Store
 
+        return Store(path)
+
+    server = Server(open_store, call_timeout=call_timeout)
+    stdin_fd = sys.stdin.fileno()
     try:
-        return asyncio.run(run())
+        leftover = answer_first_messages(server, stdin_fd, out_fd)
+        if leftover is None:
+            return 0  # stdin ended before anything needed the loop
+        import asyncio
+
+        from magnotia_mcp.stdio import serve
+
+        return asyncio.run(serve(server, stdin_fd, out_fd, leftover))
     except KeyboardInterrupt:
         return 0
 
@@ -119,7 +130,7 @@ def _serve_demo(call_timeout: float) -> int:
     import tempfile
 
     from magnotia_mcp.demo import build_sample_store
-    from magnotia_mcp.stdio import claim_stdout
+    from magnotia_mcp.prelude import claim_stdout
 
     out_fd = claim_stdout()
     with tempfile.TemporaryDirectory(prefix="magnotia-demo-") as tmp:

@@ -8,8 +8,6 @@ error instead of a wrong page. Cursors survive a server restart.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 from typing import Any
 
@@ -19,16 +17,22 @@ _KEY = b"magnotia-mcp cursor v1"
 
 
 def _digest(body: bytes) -> str:
+    import hashlib  # here, not at the top: start-up time is spent before any cursor exists
+
     return hashlib.blake2b(body, key=_KEY, digest_size=8).hexdigest()
 
 
 def encode(kind: str, key: tuple[Any, ...]) -> str:
+    import base64
+
     body = base64.urlsafe_b64encode(json.dumps([kind, *key], separators=(",", ":")).encode()).decode().rstrip("=")
     return f"{body}.{_digest(body.encode())}"
 
 
 def decode(kind: str, cursor: str, arity: int) -> tuple[Any, ...]:
     """The key inside cursor, or InvalidArguments if this server did not issue it for kind."""
+    import base64
+
     body, _, tag = cursor.partition(".")
     try:
         ok = tag == _digest(body.encode("ascii"))

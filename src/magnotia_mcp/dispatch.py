@@ -8,10 +8,9 @@ the only place where exceptions become JSON-RPC errors or ``isError`` results.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp import __version__, log, prompts, resources, revisions
 from magnotia_mcp.errors import (
@@ -26,8 +25,12 @@ from magnotia_mcp.errors import (
     UnsupportedProtocolVersion,
 )
 from magnotia_mcp.revisions import has
-from magnotia_mcp.store import Store
 from magnotia_mcp.tools import TOOLS, Tool, ToolContext
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from magnotia_mcp.store import Store
 
 JSON = dict[str, Any]
 Notify = Callable[[JSON], None]
@@ -89,12 +92,22 @@ Handler = Callable[["Server", Request], Awaitable[JSON]]
 class Server:
     """Protocol state of one stdio connection, and the store it reads."""
 
-    def __init__(self, store: Store, *, call_timeout: float = 30.0) -> None:
-        self.store = store
+    def __init__(self, store: Store | Callable[[], Store], *, call_timeout: float = 30.0) -> None:
+        # A factory defers opening (and importing) the store until a request needs it,
+        # so the first answers go out before asyncio and sqlite3 are even loaded.
+        self._store: Store | None = None if callable(store) else store
+        self._open_store = store if callable(store) else None
         self.call_timeout = call_timeout
         self.legacy_revision: str | None = None  # set by initialize
         self.client_info: JSON | None = None
         self.inflight: dict[str | int, asyncio.Task[Any]] = {}
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            assert self._open_store is not None
+            self._store = self._open_store()
+        return self._store
 
     # -- envelope --------------------------------------------------------------
 
@@ -116,6 +129,8 @@ class Server:
         if not batch or self.legacy_revision is None or not has(self.legacy_revision, "batches"):
             why = "an empty batch" if not batch else "a batch; only protocol revision 2025-03-26 has batches"
             return error_response(None, InvalidRequest(f"invalid request: got {why}"))
+        import asyncio
+
         replies = await asyncio.gather(*(self._handle_one(m, notify) for m in batch))
         answered = [r for r in replies if r is not None]
         return answered or None
@@ -140,7 +155,7 @@ class Server:
             handler = _lookup(method, revision)
             request = Request(raw_id, method, params, revision, notify)
             result = await handler(self, request)
-            return {"jsonrpc": "2.0", "id": raw_id, "result": _finish(result, revision, method)}
+            return {"jsonrpc": "2.0", "id": raw_id, "result": _finish(result, revision)}
         except ResourceNotFound as exc:
             if has(revision, "resource_not_found_is_invalid_params"):
                 return error_response(raw_id, InvalidParams(exc.message, exc.data))
@@ -210,7 +225,7 @@ def _lookup(method: str, revision: str) -> Handler:
     return entry[0]
 
 
-def _finish(result: JSON, revision: str, method: str) -> JSON:
+def _finish(result: JSON, revision: str) -> JSON:
     """Add what the revision requires on every result."""
     if has(revision, "result_type"):
         result.setdefault("resultType", "complete")
@@ -334,6 +349,8 @@ async def _tools_call(server: Server, request: Request) -> JSON:
     tool = TOOLS.get(name)
     if tool is None:
         raise InvalidParams(f"Unknown tool: {name}; this server has {', '.join(TOOLS)}")
+    import asyncio
+
     ctx = ToolContext(server.store, request.progress_sink())
     try:
         result = await asyncio.wait_for(tool.call(ctx, request.params.get("arguments")), server.call_timeout)

@@ -8,13 +8,15 @@ instruction, so the host can show, cache or trim it like any resource.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp import queries
 from magnotia_mcp.arguments import parse_time
 from magnotia_mcp.errors import InvalidArguments, InvalidParams, ResourceNotFound
 from magnotia_mcp.resources import URI_TEMPLATE, display_name, read_markdown, transcript_uri
-from magnotia_mcp.store import Store
+
+if TYPE_CHECKING:
+    from magnotia_mcp.store import Store
 
 JSON = dict[str, Any]
 MAX_COMPLETIONS = 100

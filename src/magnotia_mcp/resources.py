@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp import cursors, queries
 from magnotia_mcp.errors import InvalidParams, NotFound, ResourceNotFound
-from magnotia_mcp.store import Store
+
+if TYPE_CHECKING:
+    from magnotia_mcp.store import Store
 
 URI_PREFIX = "magnotia://transcripts/"
 URI_TEMPLATE = URI_PREFIX + "{id}"
@@ -54,7 +56,7 @@ async def list_page(store: Store, cursor: object) -> tuple[list[dict[str, Any]],
     except Exception:
         raise InvalidParams("invalid params: cursor was not issued by this server; omit it to start over") from None
     async with store.reader() as db:
-        page, key = await queries.list_transcripts(db, limit=PAGE, after=after)  # type: ignore[arg-type]
+        page, key = await queries.list_transcripts(db, limit=PAGE, after=after)
     resources = [
         {
             "uri": transcript_uri(item["id"]),

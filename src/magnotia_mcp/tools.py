@@ -8,12 +8,14 @@ enforces; its output schema describes exactly what the handler returns.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp import cursors, queries
 from magnotia_mcp.arguments import parse_time, validate
 from magnotia_mcp.search import parse
-from magnotia_mcp.store import Store
+
+if TYPE_CHECKING:
+    from magnotia_mcp.store import Store
 
 Progress = Callable[[int, int | None, str], None]
 
@@ -168,7 +170,10 @@ GET_TRANSCRIPT = Tool(
     "Set include_segments for time-stamped, speaker-labelled pieces of the window.",
     _obj(
         {
-            "id": {"type": "string", "description": "The transcript's id, from list_transcripts or search_transcripts."},
+            "id": {
+                "type": "string",
+                "description": "The transcript's id, from list_transcripts or search_transcripts.",
+            },
             "format": {
                 "type": "string",
                 "enum": ["formatted", "raw"],
@@ -330,7 +335,7 @@ async def _list_tasks(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
             status=args["status"],
             transcript_id=args.get("transcript_id"),
             due_before=due_before,
-            after=after,  # type: ignore[arg-type]
+            after=after,
         )
     return {"tasks": page, "next_cursor": cursors.encode("tasks", key) if key else None}
 
