@@ -9,14 +9,17 @@ plain range conditions it can use the schema's indexes for.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp.errors import NotFound
 from magnotia_mcp.search import Query, fold, snippet
-from magnotia_mcp.store import Reader
 from magnotia_mcp.text import preview, window_end
+
+if TYPE_CHECKING:  # only for annotations: importing the store pulls in asyncio and sqlite3
+    import sqlite3
+
+    from magnotia_mcp.store import Reader
 
 LIVE = "deleted_at IS NULL"
 

@@ -5,7 +5,7 @@ dropped with an error, never buffered whole), hands each message to the
 dispatcher as its own task so a slow call never holds up a ping, and writes
 each response as one line, flushed at once. Protocol bytes go to a private
 duplicate of fd 1; fd 1 itself is pointed at stderr, so a stray ``print``
-anywhere lands in the log instead of corrupting the stream.
+anywhere lands in the log instead of corrupting the stream (see ``prelude``).
 """
 
 from __future__ import annotations
@@ -85,17 +85,11 @@ class _Stdout:
             self.closed = True
 
 
-def claim_stdout() -> int:
-    """Keep fd 1 for the protocol on a private fd and point fd 1 (and sys.stdout) at stderr."""
-    sys.stdout.flush()
-    fd = os.dup(1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    return fd
+async def serve(server: Server, stdin_fd: int, stdout_fd: int, leftover: bytes = b"") -> int:
+    """Serve until stdin ends, stdout closes or SIGTERM; returns the exit code.
 
-
-async def serve(server: Server, stdin_fd: int, stdout_fd: int) -> int:
-    """Serve until stdin ends, stdout closes or SIGTERM; returns the exit code."""
+    leftover is input already read from stdin (by ``prelude``) but not yet handled.
+    """
     loop = asyncio.get_running_loop()
     out = _Stdout(stdout_fd)
     splitter = LineSplitter()
@@ -139,6 +133,8 @@ async def serve(server: Server, stdin_fd: int, stdout_fd: int) -> int:
         pending.add(task)
         task.add_done_callback(lambda t: finished(t, request_id))
 
+    if leftover:
+        chunks.put_nowait(leftover)
     _start_reader(loop, stdin_fd, chunks)
     if hasattr(signal, "SIGTERM") and sys.platform != "win32":
         loop.add_signal_handler(signal.SIGTERM, stop.set)
