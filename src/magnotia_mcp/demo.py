@@ -107,7 +107,7 @@ _TASKS = [
     ("a1000000-0000-4000-8000-000000000004", "2b8e6f10-4c3d-4e7a-8f2b-5a9c1d7e3f02",
      "Test offline summaries on the old ThinkPad", None, "open", None, None, "2026-05-09T14:04:00.000Z", None),
     ("a1000000-0000-4000-8000-000000000005", "0f1e2d3c-4b5a-4968-8776-a5b4c3d2e105",
-     "Think about the salary conversation", None, "open", 2, "2026-05-20T09:00:00.000Z",
+     "Decide on the offsite venue", None, "open", 2, "2026-05-20T09:00:00.000Z",
      "2026-05-05T08:01:00.000Z", None),
 ]
 
