@@ -248,6 +248,7 @@ class Store:
                     reader = self._idle.pop()
                     if self._still_valid(reader):
                         return reader
+                    self._open -= 1
                     await self._close(reader)
                 if self._open < self._max:
                     self._open += 1
