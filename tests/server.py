@@ -10,6 +10,7 @@ Every test that starts a server goes through ``Launcher.argv``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -36,6 +37,15 @@ class Launcher:
     def needs_store_name(self) -> bool:
         """The container finds its store at /data/magnotia.db: tests must name files so."""
         return self.kind == "container"
+
+    @property
+    def local(self) -> bool:
+        """The server runs as a process of this machine (not in a container): namespaces and uids apply."""
+        return self.kind != "container"
+
+    def served_path(self, db: Path) -> str:
+        """The store's path as the server sees it (and names it in messages)."""
+        return f"/data/{db.name}" if self.kind == "container" else str(db)
 
     def argv(self, db: Path | None, extra: list[str] | None = None) -> list[str]:
         """The command that serves db (None: let the server resolve its default)."""
@@ -76,6 +86,7 @@ class ServerProcess:
         self.raw_stdout: list[bytes] = []
         self.stderr_chunks: list[bytes] = []
         self._next_id = 0
+        self.expected_exit = {0}  # exit codes the start_server fixture accepts at teardown
         threading.Thread(target=self._pump_stdout, daemon=True).start()
         threading.Thread(target=self._pump_stderr, daemon=True).start()
 
@@ -148,7 +159,9 @@ class ServerProcess:
             return
         raise AssertionError(f"unexpected output: {line!r}")
 
-    def request(self, method: str, params: dict[str, Any] | None = None, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
+    def request(
+        self, method: str, params: dict[str, Any] | None = None, timeout: float = DEFAULT_TIMEOUT
+    ) -> dict[str, Any]:
         request_id = self.new_id()
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
@@ -187,17 +200,46 @@ class ServerProcess:
     def close(self, timeout: float = 10.0) -> int:
         """Close stdin and wait for a clean exit; returns the exit code."""
         if self.proc.stdin and not self.proc.stdin.closed:
-            try:
+            with contextlib.suppress(BrokenPipeError):
                 self.proc.stdin.close()
-            except BrokenPipeError:
-                pass
         try:
             return self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             raise AssertionError(f"the server did not exit within {timeout}s of EOF; stderr:\n{self.stderr}") from None
 
+    def sync(self, timeout: float = DEFAULT_TIMEOUT) -> None:
+        """Ping and wait for the answer: fails if anything else (a stray or duplicate response) comes first."""
+        token = f"sync-{self.new_id()}"
+        self.send({"jsonrpc": "2.0", "id": token, "method": "ping"})
+        message = self.read(timeout)
+        assert message == {"jsonrpc": "2.0", "id": token, "result": {}}, f"unexpected output before sync: {message}"
+
+    def messages_until_eof(self, timeout: float = DEFAULT_TIMEOUT) -> list[dict[str, Any]]:
+        """Every message still to come, up to the server closing stdout."""
+        deadline = time.monotonic() + timeout
+        out: list[dict[str, Any]] = []
+        while True:
+            try:
+                line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"stdout still open after {timeout}s; stderr:\n{self.stderr}") from None
+            if line is None:
+                return out
+            message = json.loads(line.decode("utf-8"))
+            assert isinstance(message, dict), message
+            out.append(message)
+
+    def wait(self, timeout: float = 10.0) -> int:
+        """Wait for the process to exit on its own; returns the exit code."""
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise AssertionError(f"the server did not exit within {timeout}s; stderr:\n{self.stderr}") from None
+
     def kill(self) -> None:
+        self.expected_exit.add(-9)
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(5)

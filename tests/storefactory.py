@@ -40,6 +40,8 @@ class StoreBuilder:
 
     def __init__(self, path: Path, *, fts: bool = True) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        # pytest makes its temporary directories 0700; the container runs as another user.
+        path.parent.chmod(0o755)
         self.path = path
         self.conn = sqlite3.connect(path)
         self.conn.executescript(schema_sql() if fts else no_fts_schema_sql())

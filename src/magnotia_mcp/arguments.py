@@ -61,9 +61,8 @@ def _check(name: str, spec: dict[str, Any], value: object) -> object:
             raise InvalidArguments(name, f"must be at least {spec['minLength']} character(s) long")
         if len(value) > spec.get("maxLength", len(value)):
             raise InvalidArguments(name, f"must be at most {spec['maxLength']} characters long, not {len(value)}")
-    elif kind == "boolean":
-        if not isinstance(value, bool):
-            raise InvalidArguments(name, f"must be true or false, not {_json_type(value)}")
+    elif kind == "boolean" and not isinstance(value, bool):
+        raise InvalidArguments(name, f"must be true or false, not {_json_type(value)}")
     return value
 
 
@@ -116,13 +115,17 @@ def parse_time(name: str, value: str) -> str:
         )
     except ValueError as exc:
         raise InvalidArguments(name, f"is not a real date or time ({exc}): {value!r}") from None
-    if zone and zone not in ("Z", "z"):
-        sign = 1 if zone[0] == "+" else -1
-        digits = zone[1:].replace(":", "")
-        stamp -= sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
     nanos = int((frac or "0").ljust(9, "0"))
     millis = -(-nanos // 1_000_000)  # round up
-    if millis == 1000:
-        stamp += timedelta(seconds=1)
-        millis = 0
-    return stamp.strftime("%Y-%m-%dT%H:%M:%S") + f".{millis:03d}Z"
+    try:
+        if zone and zone not in ("Z", "z"):
+            sign = 1 if zone[0] == "+" else -1
+            digits = zone[1:].replace(":", "")
+            stamp -= sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+        if millis == 1000:
+            stamp += timedelta(seconds=1)
+            millis = 0
+    except OverflowError:
+        raise InvalidArguments(name, f"is outside the years 0001 to 9999 once in UTC: {value!r}") from None
+    # Not strftime("%Y"): some C libraries write years before 1000 without leading zeros.
+    return f"{stamp.year:04d}-" + stamp.strftime("%m-%dT%H:%M:%S") + f".{millis:03d}Z"

@@ -97,8 +97,13 @@ def _serve(path: Path, origin: str, call_timeout: float) -> int:
 
     out_fd = claim_stdout()
     log.info(f"magnotia-mcp {__version__} serving {path} (from {origin}), read-only")
-    if not path.exists():
-        log.warning(f"no store at {path} yet; tool calls will say so until it exists (see: magnotia-mcp doctor)")
+    try:
+        present = path.exists()
+    except OSError as exc:  # e.g. a directory on the way this user may not enter
+        log.warning(f"cannot look at {path} ({exc.strerror}); tool calls will say what is wrong")
+    else:
+        if not present:
+            log.warning(f"no store at {path} yet; tool calls will say so until it exists (see: magnotia-mcp doctor)")
     return _run(path, call_timeout, out_fd)
 
 

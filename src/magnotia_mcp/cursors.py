@@ -41,7 +41,8 @@ def decode(kind: str, cursor: str, arity: int) -> tuple[Any, ...]:
         data = None
     if not isinstance(data, list) or len(data) != arity + 1 or data[0] != kind:
         raise InvalidArguments(
-            "cursor", "is not a cursor this server issued for this list; pass next_cursor exactly as returned, "
-            "or omit cursor to start from the first page"
+            "cursor",
+            "is not a cursor this server issued for this list; pass next_cursor exactly as returned, "
+            "or omit cursor to start from the first page",
         )
     return tuple(data[1:])

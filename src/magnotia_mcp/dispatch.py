@@ -74,10 +74,24 @@ class Request:
         if notify is None or not isinstance(token, (str, int)) or isinstance(token, bool):
             return None
         with_message = has(self.revision, "progress_message")
+        # The protocol says progress MUST increase. A handler that works in passes
+        # (the search scan reads titles, then texts) restarts its count for each pass;
+        # keep counting up across passes instead, and never repeat a value.
+        base = 0
+        last_raw = 0
+        sent = 0
 
         def send(progress: int, total: int | None, message: str) -> None:
-            params: JSON = {"progressToken": token, "progress": progress}
-            if total is not None:
+            nonlocal base, last_raw, sent
+            if progress < last_raw:
+                base += last_raw
+            last_raw = progress
+            value = base + progress
+            if value <= sent:
+                return
+            sent = value
+            params: JSON = {"progressToken": token, "progress": value}
+            if total is not None and base == 0:
                 params["total"] = total
             if with_message:
                 params["message"] = message
@@ -349,11 +363,15 @@ async def _tools_call(server: Server, request: Request) -> JSON:
     tool = TOOLS.get(name)
     if tool is None:
         raise InvalidParams(f"Unknown tool: {name}; this server has {', '.join(TOOLS)}")
+    arguments = request.params.get("arguments")
+    if arguments is not None and not isinstance(arguments, dict):
+        # Not a CallToolRequest at all: a protocol error in every revision, never an isError result.
+        raise InvalidParams("invalid params: tools/call arguments must be an object of argument values")
     import asyncio
 
     ctx = ToolContext(server.store, request.progress_sink())
     try:
-        result = await asyncio.wait_for(tool.call(ctx, request.params.get("arguments")), server.call_timeout)
+        result = await asyncio.wait_for(tool.call(ctx, arguments), server.call_timeout)
     except asyncio.TimeoutError:
         exc: ToolError = CallTimeout(
             f"{name} took longer than {server.call_timeout:g} s and was stopped; narrow it down "

@@ -96,10 +96,12 @@ async def _review_meetings(store: Store, args: dict[str, str], links: bool) -> l
         return [_instruction(f"There are no Magnotia meetings {period}. Say so, and suggest a wider period.")]
     listing = "\n".join(f"- {display_name(m)} ({m['created_at']}, id {m['id']}): {m['preview']}" for m in page)
     note = f"\n(Only the {REVIEW_LIMIT} most recent are listed; there are more.)" if more else ""
+    # Before 2025-06-18 there are no resource links: do not point the model at ones it will not get.
+    how = "get_transcript, or the linked resources" if links else "get_transcript with each id"
     messages = [
         _instruction(
             f"Review my meetings {period}.\n\n{listing}{note}\n\n"
-            "Read each one (get_transcript, or the linked resources), then give: the themes across them, the "
+            f"Read each one ({how}), then give: the themes across them, the "
             "decisions made, open questions, and what needs follow-up. Cite meetings by title and date."
         )
     ]

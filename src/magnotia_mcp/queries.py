@@ -175,7 +175,11 @@ SCAN_TEXTS = (
     " FROM transcripts WHERE deleted_at IS NULL"
 )
 SCAN_ORDER = " ORDER BY created_at DESC, id DESC LIMIT :batch"
-_T_FILTERS = {"since": " AND t.created_at >= :since", "until": " AND t.created_at < :until", "source": " AND t.source = :source"}
+_T_FILTERS = {
+    "since": " AND t.created_at >= :since",
+    "until": " AND t.created_at < :until",
+    "source": " AND t.source = :source",
+}
 
 TITLE_SCORE = 1.0
 TEXT_SCORE = 0.5
@@ -272,9 +276,7 @@ async def _scan_hits(
     return ranked
 
 
-async def _scan(
-    db: Reader, sql: str, filt: dict[str, str | None], progress: Callable[[int], None] | None
-) -> Any:
+async def _scan(db: Reader, sql: str, filt: dict[str, str | None], progress: Callable[[int], None] | None) -> Any:
     after: tuple[str, str] | None = None
     seen = 0
     while True:
@@ -366,7 +368,7 @@ async def list_tasks(
         "limit": limit + 1,
     }
     if after:
-        params.update(zip(("a_done", "a_undated", "a_due", "a_created", "a_id"), after))
+        params.update(zip(("a_done", "a_undated", "a_due", "a_created", "a_id"), after, strict=True))
     rows = await db.all(sql, params)
     page = [
         {

@@ -21,15 +21,29 @@ from typing import NamedTuple
 
 # A token is a run of letters and digits; '_' and everything else separate them.
 _TOKEN = r"[^\W_]"
-TOKEN_RE = re.compile(_TOKEN + "+")
+# The combining marks unicode61 (remove_diacritics 2) counts as part of a token and
+# then drops, so "e\u0301cole" (decomposed, as macOS often stores it) is the token "ecole".
+# Folding keeps them (one character in, one out); patterns step over them.
+_DROPPED_MARKS = (
+    "\u0300\u0301\u0302\u0303\u0304\u0306\u0307\u0308\u0309\u030a\u030b\u030c\u030f"
+    "\u0311\u031b\u0323\u0324\u0325\u0326\u0327\u0328\u032d\u032e\u0330\u0331"
+)
+_MARK = "[" + _DROPPED_MARKS + "]"
+_IN_TOKEN = "(?:" + _TOKEN + "|" + _MARK + ")"
+_SEPARATOR = "(?:_|[^\\w" + _DROPPED_MARKS + "])+"
+TOKEN_RE = re.compile(_IN_TOKEN + "+")
+_MARKS_RE = re.compile(_MARK)
 _CHUNK_RE = re.compile(r'"([^"]*)"(\*?)|"|[^\s"]+')
+# unicode61 removes diacritics from Latin letters only (not Greek tonos, not Arabic hamza).
+_LATIN_END = 0x250
 
 
 class _FoldTable(dict[int, str]):
     """str.translate table folding case and Latin diacritics one character at a time.
 
     Each character maps to exactly one character, so offsets in the folded text
-    are offsets in the original, which the snippet needs.
+    are offsets in the original, which the snippet needs. It follows SQLite's
+    unicode61 tokenizer, so a scan matches what the full-text index matches.
     """
 
     def __missing__(self, code: int) -> str:
@@ -37,8 +51,12 @@ class _FoldTable(dict[int, str]):
         lower = char.lower()
         if len(lower) != 1:
             lower = char
-        base = "".join(c for c in unicodedata.normalize("NFD", lower) if not unicodedata.combining(c))
-        folded = base if len(base) == 1 else lower
+        folded = lower
+        decomposed = unicodedata.normalize("NFD", lower)
+        base, marks = decomposed[0], decomposed[1:]
+        if marks and ord(base) < _LATIN_END and all(m in _DROPPED_MARKS for m in marks):
+            base_lower = base.lower()  # "İ" is "I" + dot above: its base still needs lower-casing
+            folded = base_lower if len(base_lower) == 1 else base
         self[code] = folded
         return folded
 
@@ -64,10 +82,11 @@ class Term(NamedTuple):
         return '"' + " ".join(self.words) + '"' + ("*" if self.prefix else "")
 
     def pattern(self) -> str:
-        parts = [re.escape(fold(w)) for w in self.words]
-        body = (_TOKEN + "*?[\\W_]+").join(parts) if False else "[\\W_]+".join(parts)
-        tail = _TOKEN + "*" if self.prefix else "(?!" + _TOKEN + ")"
-        return "(?<!" + _TOKEN + ")" + body + tail
+        # Each character may carry dropped marks after it; a match starts and ends on token edges.
+        parts = ["".join(re.escape(c) + _MARK + "*" for c in fold(w)) for w in self.words]
+        body = _SEPARATOR.join(parts)
+        tail = _IN_TOKEN + "*" if self.prefix else "(?!" + _IN_TOKEN + ")"
+        return "(?<!" + _TOKEN + ")(?<!" + _MARK + ")" + _MARK + "*" + body + tail
 
 
 class Query:
@@ -149,7 +168,7 @@ def parse(text: str) -> Query:
 
 
 def _term(chunk: str, *, prefix: bool) -> Term | None:
-    words = tuple(TOKEN_RE.findall(chunk))
+    words = tuple(w for w in (_MARKS_RE.sub("", t) for t in TOKEN_RE.findall(chunk)) if w)
     if not words:
         return None
     return Term(words, prefix)
@@ -179,9 +198,9 @@ def snippet(query: Query, text: str, folded: str | None = None) -> str | None:
     out: list[str] = ["…"] if start > 0 else []
     pos = start
     for s, e in spans:
-        e = min(e, end)
-        out += [text[pos:s], "**", text[s:e], "**"]
-        pos = e
+        stop = min(e, end)
+        out += [text[pos:s], "**", text[s:stop], "**"]
+        pos = stop
     out.append(text[pos:end])
     if end < len(text):
         out.append("…")

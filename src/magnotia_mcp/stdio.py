@@ -100,10 +100,10 @@ async def serve(server: Server, stdin_fd: int, stdout_fd: int, leftover: bytes =
     def notify(message: dict[str, Any]) -> None:
         out.write_line(encode(message))
 
-    def finished(task: asyncio.Task[Any], request_id: object) -> None:
+    def finished(task: asyncio.Task[Any], request_id: str | int | None) -> None:
         pending.discard(task)
-        if server.inflight.get(request_id) is task:  # type: ignore[arg-type]
-            del server.inflight[request_id]  # type: ignore[arg-type]
+        if request_id is not None and server.inflight.get(request_id) is task:
+            del server.inflight[request_id]
         if task.cancelled():
             return  # cancelled by the client: no response, as the protocol asks
         response = task.result()
@@ -114,7 +114,9 @@ async def serve(server: Server, stdin_fd: int, stdout_fd: int, leftover: bytes =
 
     async def handle(line: bytes | None) -> None:
         if line is None:
-            notify(error_response(None, InvalidRequest(f"request too large: lines are limited to {MAX_LINE_BYTES} bytes")))
+            notify(
+                error_response(None, InvalidRequest(f"request too large: lines are limited to {MAX_LINE_BYTES} bytes"))
+            )
             return
         if not line.strip():
             return  # blank lines are keep-alives
@@ -124,11 +126,16 @@ async def serve(server: Server, stdin_fd: int, stdout_fd: int, leftover: bytes =
             notify(error_response(None, exc))
             return
         if isinstance(message, dict) and "id" not in message:
-            await server.handle_message(message, notify)  # notifications act at once, in order
+            # Notifications act at once, in order. One that is not a valid message at all
+            # (e.g. {"jsonrpc": "2.0", "method": 1}) still gets its -32600, as JSON-RPC asks.
+            reply = await server.handle_message(message, notify)
+            if reply is not None:
+                out.write_line(encode(reply))
             return
         task = loop.create_task(server.handle_message(message, notify))
-        request_id = message.get("id") if isinstance(message, dict) else None
-        if isinstance(request_id, (str, int)) and not isinstance(request_id, bool):
+        raw_id = message.get("id") if isinstance(message, dict) else None
+        request_id = raw_id if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else None
+        if request_id is not None:
             server.inflight[request_id] = task
         pending.add(task)
         task.add_done_callback(lambda t: finished(t, request_id))

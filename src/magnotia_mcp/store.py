@@ -21,8 +21,9 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+import stat
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -92,7 +93,7 @@ def _error_code(exc: sqlite3.Error) -> int:
 class StoreInfo:
     """What a successful open found out about the store."""
 
-    __slots__ = ("has_fts", "immutable", "identity", "user_version")
+    __slots__ = ("has_fts", "identity", "immutable", "user_version")
 
     def __init__(self, user_version: int, has_fts: bool, immutable: bool, identity: tuple[int, int]) -> None:
         self.user_version = user_version
@@ -113,14 +114,20 @@ def _fingerprint(path: Path) -> tuple[int, int, int, bool]:
 
 def open_readonly(path: Path, busy_timeout: float = 2.0) -> tuple[sqlite3.Connection, StoreInfo]:
     """Open and check the store, read-only, or raise StoreError saying what to do."""
-    if not path.exists():
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
         raise StoreError(
             f"no Magnotia database at {path}; open the Magnotia app once to create it, "
             "or pass --db PATH (or set MAGNOTIA_DB) to point at an existing store"
-        )
-    if path.is_dir():
+        ) from None
+    except OSError as exc:  # e.g. a directory on the way that this user may not enter
+        raise StoreError(
+            f"cannot read {path} ({exc.strerror}); check that this user may read the file and its directory"
+        ) from None
+    if stat.S_ISDIR(st.st_mode):
         raise StoreError(f"{path} is a directory; --db / MAGNOTIA_DB must name the magnotia.db file inside it")
-    identity = _identity(path)
+    identity = (st.st_dev, st.st_ino)
     try:
         conn = _connect(path, immutable=False, busy_timeout=busy_timeout)
         try:
@@ -188,10 +195,27 @@ def _store_error(exc: sqlite3.Error, path: Path) -> StoreError:
     return StoreError(f"could not read the store at {path}: {text}")
 
 
+def _bindable_value(value: Any) -> Any:
+    if isinstance(value, str) and not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            # An unpaired surrogate (a "\\ud800" escape in the JSON) has no UTF-8 form and
+            # cannot be bound as text; as a BLOB it binds, and equals no stored text.
+            return value.encode("utf-8", "surrogatepass")
+    return value
+
+
+def _bindable(params: Sequence[Any] | dict[str, Any]) -> Sequence[Any] | dict[str, Any]:
+    if isinstance(params, dict):
+        return {k: _bindable_value(v) for k, v in params.items()}
+    return [_bindable_value(v) for v in params]
+
+
 class Reader:
     """One read connection, lent to one call at a time."""
 
-    __slots__ = ("_conn", "info", "path", "_store")
+    __slots__ = ("_conn", "_store", "info", "path")
 
     def __init__(self, conn: aiosqlite.Connection, info: StoreInfo, path: Path, store: Store) -> None:
         self._conn = conn
@@ -206,7 +230,7 @@ class Reader:
     async def all(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[sqlite3.Row]:
         """Run one query and return every row; cancelling the caller interrupts SQLite."""
         try:
-            return list(await self._conn.execute_fetchall(sql, params))
+            return list(await self._conn.execute_fetchall(sql, _bindable(params)))
         except asyncio.CancelledError:
             await self._conn.interrupt()
             self._store.mark_interrupted(self)
@@ -313,10 +337,8 @@ class Store:
     async def _close(self, reader: Reader) -> None:
         self._discard.discard(id(reader))
         self._fingerprints.pop(id(reader), None)
-        try:
+        with suppress(Exception, asyncio.TimeoutError):
             await asyncio.wait_for(reader._conn.close(), timeout=2.0)
-        except (Exception, asyncio.TimeoutError):
-            pass
 
     async def close(self) -> None:
         idle, self._idle = self._idle, []
