@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.wire_schema import WireTracker
+
 KINDS = ("package", "script", "frozen", "container")
 DEFAULT_TIMEOUT = 20.0
 
@@ -83,6 +85,8 @@ class ServerProcess:
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full_env, cwd=cwd
         )
         self.lines: queue.Queue[bytes | None] = queue.Queue()
+        self.wire = WireTracker()
+        self._sent_partial = b""
         self.raw_stdout: list[bytes] = []
         self.stderr_chunks: list[bytes] = []
         self._next_id = 0
@@ -109,6 +113,13 @@ class ServerProcess:
     # -- sending ----------------------------------------------------------------
 
     def send_raw(self, data: bytes) -> None:
+        self._sent_partial += data
+        *lines, self._sent_partial = self._sent_partial.split(b"\n")
+        for line in lines:
+            try:
+                self.wire.client_sent(json.loads(line))
+            except (ValueError, RecursionError):
+                pass  # not JSON: the server answers with a parse error, validated without a method
         assert self.proc.stdin is not None
         self.proc.stdin.write(data)
         self.proc.stdin.flush()
@@ -139,6 +150,7 @@ class ServerProcess:
         assert line.endswith(b"\n"), line
         message = json.loads(line.decode("utf-8"))
         assert isinstance(message, dict), message
+        self.wire.server_sent(message)  # every message checked against its revision's official schema
         return message
 
     def read_response(self, request_id: Any, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
@@ -217,6 +229,10 @@ class ServerProcess:
 
     def messages_until_eof(self, timeout: float = DEFAULT_TIMEOUT) -> list[dict[str, Any]]:
         """Every message still to come, up to the server closing stdout."""
+        if self._sent_partial.strip():  # at EOF the server takes an unterminated last line as a message
+            with contextlib.suppress(ValueError, RecursionError):
+                self.wire.client_sent(json.loads(self._sent_partial))
+            self._sent_partial = b""
         deadline = time.monotonic() + timeout
         out: list[dict[str, Any]] = []
         while True:
@@ -228,6 +244,7 @@ class ServerProcess:
                 return out
             message = json.loads(line.decode("utf-8"))
             assert isinstance(message, dict), message
+            self.wire.server_sent(message)
             out.append(message)
 
     def wait(self, timeout: float = 10.0) -> int:

@@ -681,7 +681,9 @@ def test_odd_ids_are_simply_not_found(srv: ServerProcess, odd_id: str) -> None:
     """Any id naming no transcript (SQL-like, wildcard, lone surrogate, huge) is "not found", no other error."""
     response = srv.call("get_transcript", {"id": odd_id})
     assert response["error"]["code"] == -32000, response
-    assert response["error"]["message"] == f"Transcript {odd_id} not found"
+    # A lone surrogate is not Unicode: the server echoes U+FFFD in its place.
+    shown = odd_id.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    assert response["error"]["message"] == f"Transcript {shown} not found"
     assert srv.result("list_tasks", {"transcript_id": odd_id})["tasks"] == []
 
 

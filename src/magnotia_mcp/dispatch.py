@@ -270,8 +270,10 @@ def encode(message: JSON | list[JSON]) -> bytes:
     try:
         return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     except UnicodeEncodeError:
-        # A lone surrogate (from a "\udXXX" escape in the input) has no UTF-8 form: escape it.
-        return json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+        # A lone surrogate (from a "\udXXX" escape in the input, echoed in a message) is not
+        # Unicode: send U+FFFD in its place, as strict JSON parsers refuse it even escaped.
+        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
 
 
 # -- lifecycle -------------------------------------------------------------------
