@@ -74,24 +74,15 @@ class Request:
         if notify is None or not isinstance(token, (str, int)) or isinstance(token, bool):
             return None
         with_message = has(self.revision, "progress_message")
-        # The protocol says progress MUST increase. A handler that works in passes
-        # (the search scan reads titles, then texts) restarts its count for each pass;
-        # keep counting up across passes instead, and never repeat a value.
-        base = 0
-        last_raw = 0
-        sent = 0
+        sent = 0  # progress MUST increase: a repeated or smaller value is not sent
 
         def send(progress: int, total: int | None, message: str) -> None:
-            nonlocal base, last_raw, sent
-            if progress < last_raw:
-                base += last_raw
-            last_raw = progress
-            value = base + progress
-            if value <= sent:
+            nonlocal sent
+            if progress <= sent:
                 return
-            sent = value
-            params: JSON = {"progressToken": token, "progress": value}
-            if total is not None and base == 0:
+            sent = progress
+            params: JSON = {"progressToken": token, "progress": progress}
+            if total is not None:
                 params["total"] = total
             if with_message:
                 params["message"] = message

@@ -9,11 +9,11 @@ plain range conditions it can use the schema's indexes for.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp.errors import NotFound
-from magnotia_mcp.search import Query, fold, snippet
+from magnotia_mcp.search import Query, fold, snippet, sql_match
 from magnotia_mcp.text import preview, window_end
 
 if TYPE_CHECKING:  # only for annotations: importing the store pulls in asyncio and sqlite3
@@ -169,9 +169,16 @@ HIT_SEGMENTS = (
     "SELECT transcript_id, seq, start_ms, end_ms, speaker, text FROM segments"
     " WHERE transcript_id IN ({marks}) ORDER BY transcript_id, seq"
 )
-SCAN_TITLES = "SELECT rowid AS rid, id, title, created_at, source FROM transcripts WHERE deleted_at IS NULL"
+# The scan's matching runs inside SQLite (magnotia_match, registered on every
+# connection), so it happens on the reader thread: the event loop stays free to
+# answer pings, and an interrupt stops a scan in the middle of a batch.
+SCAN_TITLES = (
+    "SELECT rowid AS rid, id, title, created_at, source, magnotia_match(:q, title) AS hit"
+    " FROM transcripts WHERE deleted_at IS NULL"
+)
 SCAN_TEXTS = (
-    "SELECT rowid AS rid, id, title, created_at, source, raw_text, formatted_text"
+    "SELECT rowid AS rid, id, title, created_at, source,"
+    " magnotia_match(:q, title, raw_text, formatted_text) AS hit"
     " FROM transcripts WHERE deleted_at IS NULL"
 )
 SCAN_ORDER = " ORDER BY created_at DESC, id DESC LIMIT :batch"
@@ -255,41 +262,48 @@ async def _scan_hits(
     progress: Callable[[int], None] | None,
 ) -> list[tuple[sqlite3.Row, float]]:
     """The same ranking as _fts_hits, found by reading rows newest first."""
+    await db.ensure_function("magnotia_match", sql_match)
     where = _where(filt).replace("t.", "")
+    scanned = [0]  # rows read over both passes, for progress that only goes up
+    # Lone surrogates cannot reach SQLite as text; neither they nor U+FFFD are word characters.
+    q = query.text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     titled: list[sqlite3.Row] = []
-    async for row in _scan(db, SCAN_TITLES + where, filt, progress):
-        if query.matches(fold(row["title"])):
-            titled.append(row)
-            if len(titled) == limit:
-                break
+    async for row in _scan(db, SCAN_TITLES + where, {**filt, "q": q}, progress, scanned):
+        titled.append(row)
+        if len(titled) == limit:
+            break
     ranked = [(r, TITLE_SCORE) for r in titled]
     if len(ranked) < limit:
         seen = {r["rid"] for r in titled}
-        async for row in _scan(db, SCAN_TEXTS + where, filt, progress):
-            if row["rid"] in seen:
-                continue
-            folded = [fold(row["title"]), fold(row["raw_text"]), fold(row["formatted_text"] or "")]
-            if query.matches(*folded):
+        async for row in _scan(db, SCAN_TEXTS + where, {**filt, "q": q}, progress, scanned):
+            if row["rid"] not in seen:
                 ranked.append((row, TEXT_SCORE))
                 if len(ranked) == limit:
                     break
     return ranked
 
 
-async def _scan(db: Reader, sql: str, filt: dict[str, str | None], progress: Callable[[int], None] | None) -> Any:
+async def _scan(
+    db: Reader,
+    sql: str,
+    params: dict[str, Any],
+    progress: Callable[[int], None] | None,
+    scanned: list[int],
+) -> AsyncIterator[sqlite3.Row]:
+    """The matching rows of sql, newest first, read in keyset batches."""
     after: tuple[str, str] | None = None
-    seen = 0
     while True:
         keyset = " AND (created_at, id) < (:after_created, :after_id)" if after else ""
-        params: dict[str, Any] = {**filt, "batch": SCAN_BATCH}
+        batch: dict[str, Any] = {**params, "batch": SCAN_BATCH}
         if after:
-            params["after_created"], params["after_id"] = after
-        rows = await db.all(sql + keyset + SCAN_ORDER, params)
+            batch["after_created"], batch["after_id"] = after
+        rows = await db.all(sql + keyset + SCAN_ORDER, batch)
         for row in rows:
-            yield row
-        seen += len(rows)
+            if row["hit"]:
+                yield row
+        scanned[0] += len(rows)
         if progress:
-            progress(seen)
+            progress(scanned[0])
         if len(rows) < SCAN_BATCH:
             return
         after = (rows[-1]["created_at"], rows[-1]["id"])

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 from typing import NamedTuple
 
 # A token is a run of letters and digits; '_' and everything else separate them.
@@ -205,3 +206,17 @@ def snippet(query: Query, text: str, folded: str | None = None) -> str | None:
     if end < len(text):
         out.append("…")
     return " ".join("".join(out).split())
+
+
+@lru_cache(maxsize=16)
+def _parsed(text: str) -> Query:
+    return parse(text)
+
+
+def sql_match(query_text: str, *texts: str | None) -> int:
+    """``magnotia_match(query, text, ...)`` for SQLite: 1 when query matches across the texts.
+
+    Registered on the read connection by the scan, so matching runs on the
+    reader thread, row by row, where an interrupt can stop it.
+    """
+    return int(_parsed(query_text).matches(*(fold(t) for t in texts if t)))

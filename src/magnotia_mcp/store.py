@@ -215,10 +215,11 @@ def _bindable(params: Sequence[Any] | dict[str, Any]) -> Sequence[Any] | dict[st
 class Reader:
     """One read connection, lent to one call at a time."""
 
-    __slots__ = ("_conn", "_store", "info", "path")
+    __slots__ = ("_conn", "_functions", "_store", "info", "path")
 
     def __init__(self, conn: aiosqlite.Connection, info: StoreInfo, path: Path, store: Store) -> None:
         self._conn = conn
+        self._functions: set[str] = set()
         self.info = info
         self.path = path
         self._store = store
@@ -238,6 +239,12 @@ class Reader:
         except sqlite3.Error as exc:
             self._store.mark_broken(self)
             raise _store_error(exc, self.path) from exc
+
+    async def ensure_function(self, name: str, function: Callable[..., object]) -> None:
+        """Register a deterministic SQL function on this connection, once."""
+        if name not in self._functions:
+            await self._conn.create_function(name, -1, function, deterministic=True)
+            self._functions.add(name)
 
     async def one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Row | None:
         rows = await self.all(sql, params)
