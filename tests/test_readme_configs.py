@@ -97,9 +97,7 @@ def localize(channel: str, argv: list[str], store: Path) -> tuple[list[str], dic
 
 @pytest.mark.parametrize("channel", CHANNELS)
 @pytest.mark.parametrize("host", HOSTS)
-def test_the_readme_command_serves_the_store(
-    host: str, channel: str, new_store: Callable[..., StoreBuilder]
-) -> None:
+def test_the_readme_command_serves_the_store(host: str, channel: str, new_store: Callable[..., StoreBuilder]) -> None:
     """Starting what the snippet names gives a server that answers initialize and a tool call."""
     builder = new_store()
     builder.transcript(title="From the README", raw_text="hello from the readme test")

@@ -44,7 +44,7 @@ SERVER_TITLE = "Magnotia"
 INSTRUCTIONS = (
     "Read-only access to the user's Magnotia history: transcripts of their dictations and meetings, "
     "and the tasks extracted from them. Everything stays on the user's machine. "
-    "Find transcripts with search_transcripts (words, \"phrases\", prefix*, OR) or list_transcripts "
+    'Find transcripts with search_transcripts (words, "phrases", prefix*, OR) or list_transcripts '
     "(newest first, filter by since/until/source); read one with get_transcript. Long text comes in "
     "windows: while next_offset is not null, call get_transcript again with offset=next_offset. "
     "Lists return next_cursor: pass it back as cursor for the next page. list_tasks shows action items, "

@@ -76,8 +76,11 @@ def run_doctor(db_flag: str | None, *, demo: bool = False) -> int:
         print(f"  PROBLEM: {exc.message}", file=out)
     else:
         print(f"  schema version {facts['schema_version']}, opened {facts['open_mode']}", file=out)
-        print(f"  {facts['transcripts']} transcripts ({facts['in_trash']} more in the trash, never shown), "
-              f"{facts['tasks']} tasks", file=out)
+        print(
+            f"  {facts['transcripts']} transcripts ({facts['in_trash']} more in the trash, never shown), "
+            f"{facts['tasks']} tasks",
+            file=out,
+        )
         fts = "present" if facts["full_text_index"] else "absent (older app version): search scans the text"
         print(f"  full-text index: {fts}", file=out)
         print("  ready.", file=out)

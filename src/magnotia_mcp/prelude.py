@@ -63,7 +63,7 @@ def answer_first_messages(server: Server, stdin_fd: int, stdout_fd: int) -> byte
 _LOOP = object()  # "the loop must handle this line"
 
 
-def _try_static(server: Server, line: bytes) -> bytes | None | object:
+def _try_static(server: Server, line: bytes) -> object:
     """The encoded response, None for no response, or _LOOP if the loop must handle it."""
     try:
         message = decode(line)

@@ -167,9 +167,7 @@ def definition(prompt: Prompt, titles: bool) -> JSON:
     if titles:
         out["title"] = prompt.title
     out["description"] = prompt.description
-    out["arguments"] = [
-        {k: v for k, v in arg.items() if titles or k != "title"} for arg in prompt.arguments
-    ]
+    out["arguments"] = [{k: v for k, v in arg.items() if titles or k != "title"} for arg in prompt.arguments]
     return out
 
 
