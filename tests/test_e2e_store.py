@@ -351,3 +351,22 @@ def test_a_store_path_with_odd_characters_is_served(start_server: Start, tmp_pat
     assert titles(server) == ["Odd path"]
     assert server.result("search_transcripts", {"query": "budget"})["hits"][0]["title"] == "Odd path"
     assert not (tmp_path / "My Stores ").exists()  # nothing created at a truncated path
+
+
+def test_text_that_is_not_utf8_is_shown_with_replacement_characters(start_server: Start, new_store: NewStore) -> None:
+    """A row holding bytes that are not UTF-8 is still listed, read and searched; bad bytes become U+FFFD."""
+    b = new_store()
+    b.transcript(title="Fine", raw_text="all good budget", created_at=ts(1))
+    b.execute(
+        "INSERT INTO transcripts (id, title, source, raw_text, created_at, updated_at)"
+        " VALUES ('bad', CAST(X'4361666580' AS TEXT), 'dictation', CAST(X'62756467657420ff21' AS TEXT), ?, ?)",
+        (ts(2), ts(2)),
+    )
+    db = b.close()
+    server = start_server(db)
+    server.initialize("2025-06-18")
+    listed = server.result("list_transcripts", {})["transcripts"]
+    assert [t["title"] for t in listed] == ["Cafe\ufffd", "Fine"]
+    assert server.result("get_transcript", {"id": "bad"})["text"] == "budget \ufffd!"
+    hits = server.result("search_transcripts", {"query": "budget"})["hits"]
+    assert {h["transcript_id"] for h in hits} == {"bad", listed[1]["id"]}

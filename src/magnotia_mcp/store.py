@@ -159,7 +159,6 @@ def _connect(path: Path, *, immutable: bool, busy_timeout: float) -> sqlite3.Con
         check_same_thread=False,
         cached_statements=64,
     )
-    conn.text_factory = _tolerant_text
     conn.execute("PRAGMA query_only = ON")
     conn.execute("PRAGMA trusted_schema = OFF")
     return conn
@@ -231,7 +230,15 @@ class Reader:
     async def all(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[sqlite3.Row]:
         """Run one query and return every row; cancelling the caller interrupts SQLite."""
         try:
-            return list(await self._conn.execute_fetchall(sql, _bindable(params)))
+            try:
+                return list(await self._conn.execute_fetchall(sql, _bindable(params)))
+            except sqlite3.OperationalError as exc:
+                if "decode" not in str(exc) or self._conn.text_factory is _tolerant_text:
+                    raise
+                # Text that is not UTF-8: from now on decode leniently on this connection
+                # (the C default is much faster, so it stays the first try).
+                self._conn.text_factory = _tolerant_text
+                return list(await self._conn.execute_fetchall(sql, _bindable(params)))
         except asyncio.CancelledError:
             await self._conn.interrupt()
             self._store.mark_interrupted(self)
