@@ -159,9 +159,22 @@ def _segments_in_window(
 # -- search --------------------------------------------------------------------
 
 _HIT_KEYS = "SELECT t.rowid AS rid, t.id, t.title, t.created_at, t.source FROM transcripts AS t"
-FTS_HITS = (
-    _HIT_KEYS + " WHERE t.rowid IN (SELECT rowid FROM transcripts_fts WHERE transcripts_fts MATCH :match)"
-    " AND t.deleted_at IS NULL"
+# Three plans for one answer, chosen by how many rows the index matches:
+# - few: look each match up, then sort them (cost grows with the matches);
+# - many: walk transcripts newest first, checking each against the match set
+#   built once (the unary + keeps SQLite from driving the query from that set);
+# - most (a common word): walk newest first and ask the index about each row,
+#   which stops after a handful of rows. Prefix terms are slow to ask per row,
+#   so they stay with "many".
+FTS_MATCH_COUNT = "SELECT count(*) FROM (SELECT 1 FROM transcripts_fts WHERE transcripts_fts MATCH :match LIMIT :cap)"
+MANY_MATCHES = 1_000
+MOST_MATCHES = 3_000
+_MATCHES = "SELECT rowid FROM transcripts_fts WHERE transcripts_fts MATCH :match"
+FTS_HITS = _HIT_KEYS + " WHERE t.rowid IN (" + _MATCHES + ") AND t.deleted_at IS NULL"
+FTS_HITS_NEWEST_FIRST = _HIT_KEYS + " WHERE +t.rowid IN (" + _MATCHES + ") AND t.deleted_at IS NULL"
+FTS_HITS_PROBING = (
+    _HIT_KEYS + " WHERE t.deleted_at IS NULL AND EXISTS (SELECT 1 FROM transcripts_fts AS f"
+    " WHERE f.transcripts_fts MATCH :match AND f.rowid = t.rowid)"
 )
 FTS_HITS_ORDER = " ORDER BY t.created_at DESC, t.id DESC LIMIT :limit"
 HIT_TEXTS = "SELECT rowid AS rid, raw_text, formatted_text FROM transcripts WHERE rowid IN ({marks})"
@@ -244,14 +257,29 @@ def _where(filt: dict[str, str | None]) -> str:
 async def _fts_hits(
     db: Reader, query: Query, limit: int, filt: dict[str, str | None]
 ) -> list[tuple[sqlite3.Row, float]]:
-    sql = FTS_HITS + _where(filt) + FTS_HITS_ORDER
-    titled = await db.all(sql, {**filt, "match": query.fts("title"), "limit": limit})
+    prefix = query.has_prefix
+    titled = await _fts_newest(db, query.fts("title"), limit, filt, prefix=prefix)
     ranked = [(r, TITLE_SCORE) for r in titled]
     if len(ranked) < limit:
         seen = {r["rid"] for r in titled}
-        rest = await db.all(sql, {**filt, "match": query.fts(), "limit": limit + len(titled)})
+        rest = await _fts_newest(db, query.fts(), limit + len(titled), filt, prefix=prefix)
         ranked += [(r, TEXT_SCORE) for r in rest if r["rid"] not in seen][: limit - len(ranked)]
     return ranked
+
+
+async def _fts_newest(
+    db: Reader, match: str, limit: int, filt: dict[str, str | None], *, prefix: bool
+) -> list[sqlite3.Row]:
+    """The newest live rows matching match, by whichever plan is cheapest for it."""
+    row = await db.one(FTS_MATCH_COUNT, {"match": match, "cap": MOST_MATCHES + 1})
+    count = row[0] if row is not None else 0
+    if count <= MANY_MATCHES:
+        plan = FTS_HITS
+    elif count <= MOST_MATCHES or prefix:
+        plan = FTS_HITS_NEWEST_FIRST
+    else:
+        plan = FTS_HITS_PROBING
+    return await db.all(plan + _where(filt) + FTS_HITS_ORDER, {**filt, "match": match, "limit": limit})
 
 
 async def _scan_hits(
@@ -331,28 +359,27 @@ def _first_segment(query: Query, segments: list[sqlite3.Row]) -> dict[str, Any] 
 # -- tasks --------------------------------------------------------------------
 
 # Open before done, dated before undated (earliest due first), then newest first.
-TASK_ORDER_KEY = "(status = 'done'), (due_at IS NULL), coalesce(due_at, ''), created_at DESC, id DESC"
-LIST_TASKS = (
-    "SELECT k.id, k.title, k.notes, k.status, k.priority, k.due_at, k.created_at, k.completed_at,"
-    " t.id AS t_id, t.title AS t_title"
-    " FROM tasks AS k LEFT JOIN transcripts AS t ON t.id = k.transcript_id AND t.deleted_at IS NULL"
-    " WHERE 1"
+# The order is read as four segments, each a plain range of the schema's
+# tasks(status, due_at) index: open+dated, open+undated, done+dated,
+# done+undated. The first page of open tasks never sorts more than its own rows;
+# only undated segments sort (created_at has no index). Transcript titles are
+# looked up for the page's rows alone: reaching a transcript's deleted_at walks
+# its text's overflow pages, far too slow to do for every task.
+_TASK_COLUMNS = "SELECT id, title, notes, status, priority, due_at, created_at, completed_at, transcript_id FROM tasks"
+TASKS_DATED = _TASK_COLUMNS + " WHERE status = :status AND due_at IS NOT NULL"
+TASKS_UNDATED = _TASK_COLUMNS + " WHERE status = :status AND due_at IS NULL"
+TASK_TRANSCRIPT = " AND transcript_id = :transcript_id"
+TASK_DUE_BEFORE = " AND due_at < :due_before"
+AFTER_DATED = (
+    " AND due_at >= :a_due AND (due_at > :a_due OR created_at < :a_created OR (created_at = :a_created AND id < :a_id))"
 )
-TASK_STATUS = " AND k.status = :status"
-TASK_TRANSCRIPT = " AND k.transcript_id = :transcript_id"
-TASK_DUE_BEFORE = " AND k.due_at < :due_before"
-# Keyset over (done, undated, due, -created, -id): rows strictly after the cursor's row.
-AFTER_TASK = (
-    " AND ((k.status = 'done') > :a_done"
-    " OR ((k.status = 'done') = :a_done AND ((k.due_at IS NULL) > :a_undated"
-    " OR ((k.due_at IS NULL) = :a_undated AND (coalesce(k.due_at, '') > :a_due"
-    " OR (coalesce(k.due_at, '') = :a_due AND (k.created_at < :a_created"
-    " OR (k.created_at = :a_created AND k.id < :a_id))))))))"
-)
-TASKS_ORDER = (
-    " ORDER BY (k.status = 'done'), (k.due_at IS NULL), coalesce(k.due_at, ''), k.created_at DESC, k.id DESC"
-    " LIMIT :limit"
-)
+AFTER_UNDATED = " AND (created_at < :a_created OR (created_at = :a_created AND id < :a_id))"
+DATED_ORDER = " ORDER BY due_at, created_at DESC, id DESC LIMIT :limit"
+UNDATED_ORDER = " ORDER BY created_at DESC, id DESC LIMIT :limit"
+LIVE_TITLES = "SELECT id, title FROM transcripts WHERE id IN ({marks}) AND deleted_at IS NULL"
+
+# (status, undated) in the contract's order.
+_SEGMENTS = (("open", 0), ("open", 1), ("done", 0), ("done", 1))
 
 TaskKey = tuple[int, int, str, str, str]
 
@@ -367,23 +394,36 @@ async def list_tasks(
     after: TaskKey | None = None,
 ) -> tuple[list[dict[str, Any]], TaskKey | None]:
     """A page of tasks in the contract's order, and the key to continue after (or None)."""
-    sql = (
-        LIST_TASKS
-        + (TASK_STATUS if status != "all" else "")
-        + (TASK_TRANSCRIPT if transcript_id else "")
-        + (TASK_DUE_BEFORE if due_before else "")
-        + (AFTER_TASK if after else "")
-        + TASKS_ORDER
-    )
-    params: dict[str, Any] = {
-        "status": status,
-        "transcript_id": transcript_id,
-        "due_before": due_before,
-        "limit": limit + 1,
-    }
-    if after:
-        params.update(zip(("a_done", "a_undated", "a_due", "a_created", "a_id"), after, strict=True))
-    rows = await db.all(sql, params)
+    rows: list[sqlite3.Row] = []
+    for seg_status, undated in _SEGMENTS:
+        if status not in ("all", seg_status) or (undated and due_before):
+            continue  # due_before excludes undated tasks
+        seg_key = (int(seg_status == "done"), undated)
+        if after is not None and seg_key < after[:2]:
+            continue  # the cursor is past this whole segment
+        within = after is not None and seg_key == after[:2]
+        sql = (TASKS_UNDATED if undated else TASKS_DATED) + (TASK_TRANSCRIPT if transcript_id else "")
+        sql += TASK_DUE_BEFORE if due_before and not undated else ""
+        if within:
+            sql += AFTER_UNDATED if undated else AFTER_DATED
+        sql += UNDATED_ORDER if undated else DATED_ORDER
+        params: dict[str, Any] = {
+            "status": seg_status,
+            "transcript_id": transcript_id,
+            "due_before": due_before,
+            "limit": limit + 1 - len(rows),
+        }
+        if within and after is not None:
+            params.update(a_due=after[2], a_created=after[3], a_id=after[4])
+        rows += await db.all(sql, params)
+        if len(rows) > limit:
+            break
+    page_rows = rows[:limit]
+    linked = sorted({r["transcript_id"] for r in page_rows if r["transcript_id"] is not None})
+    titles: dict[str, str] = {}
+    if linked:
+        marks = ",".join("?" * len(linked))
+        titles = {r["id"]: r["title"] for r in await db.all(LIVE_TITLES.format(marks=marks), linked)}
     page = [
         {
             "id": r["id"],
@@ -394,9 +434,13 @@ async def list_tasks(
             "due_at": r["due_at"],
             "created_at": r["created_at"],
             "completed_at": r["completed_at"],
-            "transcript": {"id": r["t_id"], "title": r["t_title"]} if r["t_id"] is not None else None,
+            "transcript": (
+                {"id": r["transcript_id"], "title": titles[r["transcript_id"]]}
+                if r["transcript_id"] in titles
+                else None
+            ),
         }
-        for r in rows[:limit]
+        for r in page_rows
     ]
     if len(rows) <= limit:
         return page, None

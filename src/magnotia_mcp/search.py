@@ -106,6 +106,10 @@ class Query:
     def empty(self) -> bool:
         return not self.clauses
 
+    @property
+    def has_prefix(self) -> bool:
+        return any(t.prefix for clause in self.clauses for t in clause)
+
     def fts(self, column: str | None = None) -> str:
         """The FTS5 MATCH expression; restricted to one column when asked."""
         parts = []
