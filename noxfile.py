@@ -38,9 +38,9 @@ def test(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff (lint + format check) and mypy --strict."""
     install_project(session, "lint")
-    session.run("ruff", "check", "src", "tests", "packaging", "scripts", "noxfile.py")
-    session.run("ruff", "format", "--check", "src", "tests", "packaging", "scripts", "noxfile.py")
-    session.run("mypy", "--strict", "src", "packaging")
+    session.run("ruff", "check", "src", "tests", "packaging", "scripts", "benchmarks", "noxfile.py")
+    session.run("ruff", "format", "--check", "src", "tests", "packaging", "scripts", "benchmarks", "noxfile.py")
+    session.run("mypy", "--strict", "src", "packaging", "benchmarks")
 
 
 @nox.session(python=PYTHON)
@@ -97,3 +97,16 @@ def docker(session: nox.Session) -> None:
     env = session.run("python", "packaging/container.py", "env", "--json", silent=True)
     session.env.update(json.loads(str(env)))
     session.run("pytest", "--strict-markers", "--server", "container", *(session.posargs or E2E_TESTS))
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """Benchmarks on generated 1k/10k/100k stores (cached in benchmarks/.cache); `-- --smoke` for a quick check.
+
+    Writes benchmarks/results/latest.md and latest.png; every figure comes with the
+    in-process sqlite3 floor measured in the same run. Add `-- --frozen dist/magnotia-mcp`
+    to include a frozen build.
+    """
+    install_project(session)
+    session.install("matplotlib")
+    session.run("python", "benchmarks/run.py", "--console-script", *session.posargs)
