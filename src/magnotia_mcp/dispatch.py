@@ -9,6 +9,7 @@ the only place where exceptions become JSON-RPC errors or ``isError`` results.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -364,7 +365,11 @@ async def _tools_call(server: Server, request: Request) -> JSON:
 
     ctx = ToolContext(server.store, request.progress_sink())
     try:
-        result = await asyncio.wait_for(tool.call(ctx, arguments), server.call_timeout)
+        if sys.version_info >= (3, 11):  # a deadline on this task, no extra task per call
+            async with asyncio.timeout(server.call_timeout):
+                result = await tool.call(ctx, arguments)
+        else:
+            result = await asyncio.wait_for(tool.call(ctx, arguments), server.call_timeout)
     except asyncio.TimeoutError:
         exc: ToolError = CallTimeout(
             f"{name} took longer than {server.call_timeout:g} s and was stopped; narrow it down "
@@ -373,12 +378,52 @@ async def _tools_call(server: Server, request: Request) -> JSON:
         return _tool_error(exc, request.revision)
     except ToolError as exc:
         return _tool_error(exc, request.revision)
-    content = [{"type": "text", "text": json.dumps(result, ensure_ascii=False, indent=2)}]
+    content = [{"type": "text", "text": result_text(result)}]
     out: JSON = {"content": content}
     if has(request.revision, "structured_content"):
         out["structuredContent"] = result
     out["isError"] = False
     return out
+
+
+def _readable_encoder() -> Callable[[object], str]:
+    """Compact-but-spaced JSON for one value, straight from the C encoder where there is one."""
+    import json.encoder
+
+    c_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)  # private: not in typeshed
+    if c_make_encoder is None:  # not CPython: the pure-Python encoder does the same
+        return json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+
+    def refuse(value: object) -> object:
+        raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+    chunks = c_make_encoder(None, refuse, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
+    return lambda value: "".join(chunks(value, 0))
+
+
+_READABLE = _readable_encoder()
+
+
+def result_text(result: JSON) -> str:
+    """The result as readable JSON for the model: one field per line, one list item per line.
+
+    Like pretty-printed JSON but without an indented line per leaf value: a page of
+    100 transcripts stays 100 lines (fewer tokens for the model), and each piece is
+    written by the C encoder, several times faster than ``json.dumps(indent=2)``.
+    """
+    encode = _READABLE
+    lines = ["{"]
+    last = len(result) - 1
+    for i, (key, value) in enumerate(result.items()):
+        comma = "," if i < last else ""
+        if isinstance(value, list) and value:
+            lines.append(f"  {encode(key)}: [")
+            lines.append(",\n".join("    " + encode(item) for item in value))
+            lines.append(f"  ]{comma}")
+        else:
+            lines.append(f"  {encode(key)}: {encode(value)}{comma}")
+    lines.append("}")
+    return "\n".join(lines)
 
 
 def _tool_error(exc: ToolError, revision: str) -> JSON:

@@ -25,10 +25,10 @@ LIVE = "deleted_at IS NULL"
 
 # -- transcripts --------------------------------------------------------------
 
-# 1601 characters: one more than the preview reads, so it knows the text goes on.
+# 801 characters: one more than the preview reads, so it knows the text goes on.
 LIST_TRANSCRIPTS = (
     "SELECT id, title, source, language, created_at, duration_ms,"
-    " substr(coalesce(formatted_text, raw_text), 1, 1601) AS head"
+    " substr(coalesce(formatted_text, raw_text), 1, 801) AS head"
     " FROM transcripts WHERE deleted_at IS NULL"
 )
 SINCE = " AND created_at >= :since"

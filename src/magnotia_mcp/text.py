@@ -29,8 +29,9 @@ def _safe_cut(text: str, cut: int) -> int:
 
 def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
     """The start of text, whitespace folded, at most limit characters, ``…`` when cut."""
-    flat = " ".join(text[: limit * 8].split())
-    if len(flat) <= limit and len(text) <= limit * 8:
+    # Four times the limit leaves room for runs of whitespace that fold away.
+    flat = " ".join(text[: limit * 4].split())
+    if len(flat) <= limit and len(text) <= limit * 4:
         return flat
     room = limit - len(ELLIPSIS)
     cut = flat.rfind(" ", 0, room + 1)
