@@ -74,6 +74,24 @@ def _nullable(kind: str) -> dict[str, Any]:
     return {"type": [kind, "null"]}
 
 
+def _record(properties: dict[str, Any], *, optional: tuple[str, ...] = (), nullable: bool = False) -> dict[str, Any]:
+    """An output object: every property is always present (maybe null) unless named optional."""
+    return {
+        "type": ["object", "null"] if nullable else "object",
+        "properties": properties,
+        "required": [name for name in properties if name not in optional],
+    }
+
+
+def _list_of(item: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "array", "items": item}
+
+
+_STRING = {"type": "string"}
+_INTEGER = {"type": "integer"}
+_SOURCE = {"type": "string", "enum": SOURCES}
+
+
 def _source(what: str) -> dict[str, Any]:
     return {"type": "string", "enum": SOURCES, "description": f"Only {what} of this kind."}
 
@@ -84,11 +102,7 @@ def _limit(high: int, default: int, what: str) -> dict[str, Any]:
 
 _CURSOR = {"type": "string", "description": "next_cursor from the previous page; omit for the first page."}
 _NEXT_CURSOR = {"type": ["string", "null"], "description": "Pass as cursor for the next page; null on the last."}
-_TRANSCRIPT_REF = {
-    "type": ["object", "null"],
-    "properties": {"id": {"type": "string"}, "title": {"type": "string"}},
-    "required": ["id", "title"],
-}
+_TRANSCRIPT_REF = _record({"id": _STRING, "title": _STRING}, nullable=True)
 
 
 # -- list_transcripts -----------------------------------------------------------
@@ -120,29 +134,24 @@ LIST_TRANSCRIPTS = Tool(
             "source": _source("transcripts"),
         }
     ),
-    {
-        "type": "object",
-        "properties": {
-            "transcripts": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "id": {"type": "string"},
-                        "title": {"type": "string"},
-                        "source": {"type": "string", "enum": SOURCES},
+    _record(
+        {
+            "transcripts": _list_of(
+                _record(
+                    {
+                        "id": _STRING,
+                        "title": _STRING,
+                        "source": _SOURCE,
                         "language": _nullable("string"),
-                        "created_at": {"type": "string"},
+                        "created_at": _STRING,
                         "duration_ms": _nullable("integer"),
-                        "preview": {"type": "string"},
-                    },
-                    "required": ["id", "title", "source", "language", "created_at", "duration_ms", "preview"],
-                },
-            },
+                        "preview": _STRING,
+                    }
+                )
+            ),
             "next_cursor": _NEXT_CURSOR,
-        },
-        "required": ["transcripts", "next_cursor"],
-    },
+        }
+    ),
     _list_transcripts,
 )
 
@@ -196,67 +205,45 @@ GET_TRANSCRIPT = Tool(
         },
         required=("id",),
     ),
-    {
-        "type": "object",
-        "properties": {
-            "id": {"type": "string"},
-            "title": {"type": "string"},
-            "source": {"type": "string", "enum": SOURCES},
+    _record(
+        {
+            "id": _STRING,
+            "title": _STRING,
+            "source": _SOURCE,
             "language": _nullable("string"),
             "model": _nullable("string"),
-            "created_at": {"type": "string"},
-            "updated_at": {"type": "string"},
+            "created_at": _STRING,
+            "updated_at": _STRING,
             "duration_ms": _nullable("integer"),
             "format": {"type": "string", "enum": ["formatted", "raw"]},
-            "text": {"type": "string"},
-            "offset": {"type": "integer"},
-            "total_chars": {"type": "integer"},
+            "text": _STRING,
+            "offset": _INTEGER,
+            "total_chars": _INTEGER,
             "next_offset": _nullable("integer"),
-            "segments": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "seq": {"type": "integer"},
-                        "start_ms": {"type": "integer"},
-                        "end_ms": {"type": "integer"},
+            "segments": _list_of(
+                _record(
+                    {
+                        "seq": _INTEGER,
+                        "start_ms": _INTEGER,
+                        "end_ms": _INTEGER,
                         "speaker": _nullable("string"),
-                        "text": {"type": "string"},
-                    },
-                    "required": ["seq", "start_ms", "end_ms", "speaker", "text"],
-                },
-            },
-            "tasks": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "id": {"type": "string"},
-                        "title": {"type": "string"},
+                        "text": _STRING,
+                    }
+                )
+            ),
+            "tasks": _list_of(
+                _record(
+                    {
+                        "id": _STRING,
+                        "title": _STRING,
                         "status": {"type": "string", "enum": ["open", "done"]},
                         "due_at": _nullable("string"),
-                    },
-                    "required": ["id", "title", "status", "due_at"],
-                },
-            },
+                    }
+                )
+            ),
         },
-        "required": [
-            "id",
-            "title",
-            "source",
-            "language",
-            "model",
-            "created_at",
-            "updated_at",
-            "duration_ms",
-            "format",
-            "text",
-            "offset",
-            "total_chars",
-            "next_offset",
-            "tasks",
-        ],
-    },
+        optional=("segments",),
+    ),
     _get_transcript,
 )
 
@@ -297,39 +284,33 @@ SEARCH_TRANSCRIPTS = Tool(
         },
         required=("query",),
     ),
-    {
-        "type": "object",
-        "properties": {
-            "query": {"type": "string"},
+    _record(
+        {
+            "query": _STRING,
             "mode": {"type": "string", "enum": ["fts", "scan"]},
-            "hits": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "transcript_id": {"type": "string"},
-                        "title": {"type": "string"},
-                        "created_at": {"type": "string"},
-                        "source": {"type": "string", "enum": SOURCES},
-                        "snippet": {"type": "string"},
+            "hits": _list_of(
+                _record(
+                    {
+                        "transcript_id": _STRING,
+                        "title": _STRING,
+                        "created_at": _STRING,
+                        "source": _SOURCE,
+                        "snippet": _STRING,
                         "score": {"type": "number"},
-                        "segment": {
-                            "type": ["object", "null"],
-                            "properties": {
-                                "seq": {"type": "integer"},
-                                "start_ms": {"type": "integer"},
-                                "end_ms": {"type": "integer"},
+                        "segment": _record(
+                            {
+                                "seq": _INTEGER,
+                                "start_ms": _INTEGER,
+                                "end_ms": _INTEGER,
                                 "speaker": _nullable("string"),
                             },
-                            "required": ["seq", "start_ms", "end_ms", "speaker"],
-                        },
-                    },
-                    "required": ["transcript_id", "title", "created_at", "source", "snippet", "score", "segment"],
-                },
-            },
-        },
-        "required": ["query", "mode", "hits"],
-    },
+                            nullable=True,
+                        ),
+                    }
+                )
+            ),
+        }
+    ),
     _search_transcripts,
 )
 
@@ -371,41 +352,26 @@ LIST_TASKS = Tool(
             "cursor": _CURSOR,
         }
     ),
-    {
-        "type": "object",
-        "properties": {
-            "tasks": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "id": {"type": "string"},
-                        "title": {"type": "string"},
+    _record(
+        {
+            "tasks": _list_of(
+                _record(
+                    {
+                        "id": _STRING,
+                        "title": _STRING,
                         "notes": _nullable("string"),
                         "status": {"type": "string", "enum": ["open", "done"]},
                         "priority": _nullable("integer"),
                         "due_at": _nullable("string"),
-                        "created_at": {"type": "string"},
+                        "created_at": _STRING,
                         "completed_at": _nullable("string"),
                         "transcript": _TRANSCRIPT_REF,
-                    },
-                    "required": [
-                        "id",
-                        "title",
-                        "notes",
-                        "status",
-                        "priority",
-                        "due_at",
-                        "created_at",
-                        "completed_at",
-                        "transcript",
-                    ],
-                },
-            },
+                    }
+                )
+            ),
             "next_cursor": _NEXT_CURSOR,
-        },
-        "required": ["tasks", "next_cursor"],
-    },
+        }
+    ),
     _list_tasks,
 )
 
