@@ -64,26 +64,25 @@ def _instruction(text: str) -> JSON:
     return {"role": "user", "content": {"type": "text", "text": text}}
 
 
-async def _summarize(store: Store, args: dict[str, str], _links: bool) -> list[JSON]:
-    return [
-        await _transcript_message(store, args),
-        _instruction(
-            "Summarise the transcript above for someone who was not there: a two-sentence overview, then the "
-            "key points, decisions and open questions as short bullet lists. Quote sparingly and keep names "
-            "as written."
-        ),
-    ]
+def _about_one_transcript(instruction: str) -> Callable[[Store, dict[str, str], bool], Awaitable[list[JSON]]]:
+    """A prompt builder: the transcript embedded as a resource, then the instruction."""
+
+    async def build(store: Store, args: dict[str, str], _links: bool) -> list[JSON]:
+        return [await _transcript_message(store, args), _instruction(instruction)]
+
+    return build
 
 
-async def _action_items(store: Store, args: dict[str, str], _links: bool) -> list[JSON]:
-    return [
-        await _transcript_message(store, args),
-        _instruction(
-            "List every action item in the transcript above as a checklist: what, who (if said), and by when "
-            "(if said). Mark items that also appear under '## Tasks' as already tracked. Do not invent owners "
-            "or dates."
-        ),
-    ]
+_summarize = _about_one_transcript(
+    "Summarise the transcript above for someone who was not there: a two-sentence overview, then the "
+    "key points, decisions and open questions as short bullet lists. Quote sparingly and keep names "
+    "as written."
+)
+_action_items = _about_one_transcript(
+    "List every action item in the transcript above as a checklist: what, who (if said), and by when "
+    "(if said). Mark items that also appear under '## Tasks' as already tracked. Do not invent owners "
+    "or dates."
+)
 
 
 async def _review_meetings(store: Store, args: dict[str, str], links: bool) -> list[JSON]:
