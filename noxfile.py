@@ -58,6 +58,7 @@ E2E_TESTS = [
     "tests/test_revisions_raw.py",
     "tests/test_concurrency.py",
     "tests/test_readme_configs.py",
+    "tests/test_cli.py",
     "tests/test_readonly_mount.py",
 ]
 

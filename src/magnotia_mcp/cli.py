@@ -43,9 +43,15 @@ Logs go to stderr; stdout carries only MCP messages.
 """
 
 
+def _env_log_level() -> str:
+    level = os.environ.get("MAGNOTIA_MCP_LOG_LEVEL", "info").strip().lower()
+    return level if level in log.LEVELS else "info"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="magnotia-mcp",
+        usage="magnotia-mcp [serve|doctor] [--db PATH] [--demo] [--log-level LEVEL] [--call-timeout SECONDS]",
         description=DESCRIPTION,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -58,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--log-level",
         choices=tuple(log.LEVELS),
-        default=os.environ.get("MAGNOTIA_MCP_LOG_LEVEL", "info"),
+        default=_env_log_level(),
         help="how much to log on stderr (default: info, or $MAGNOTIA_MCP_LOG_LEVEL)",
     )
     parser.add_argument(
