@@ -169,6 +169,8 @@ async def serve(server: Server, stdin_fd: int, stdout_fd: int, leftover: bytes =
         stopper.cancel()
         for task in list(pending):
             task.cancel()
+        if pending:  # let cancelled calls interrupt their queries and give back their connections
+            await asyncio.wait(set(pending), timeout=5.0)
         await server.store.close()
     return 0
 

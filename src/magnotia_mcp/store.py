@@ -270,6 +270,7 @@ class Store:
         self._freed = asyncio.Condition()
         self._discard: set[int] = set()
         self._fingerprints: dict[int, tuple[int, int, int, bool]] = {}
+        self._closing: set[asyncio.Task[None]] = set()
 
     @asynccontextmanager
     async def reader(self) -> AsyncIterator[Reader]:
@@ -343,7 +344,9 @@ class Store:
         async with self._freed:
             if id(reader) in self._discard:
                 self._open -= 1
-                asyncio.get_running_loop().create_task(self._close(reader))
+                closing = asyncio.get_running_loop().create_task(self._close(reader))
+                self._closing.add(closing)
+                closing.add_done_callback(self._closing.discard)
             else:
                 self._idle.append(reader)
             self._freed.notify()
@@ -355,9 +358,16 @@ class Store:
             await asyncio.wait_for(reader._conn.close(), timeout=2.0)
 
     async def close(self) -> None:
+        """Close every connection, waiting for ones still unwinding an interrupted query.
+
+        A worker thread that finishes after the event loop has closed would die
+        with a traceback on stderr, so nothing may be left running.
+        """
         idle, self._idle = self._idle, []
         for reader in idle:
             await self._close(reader)
+        if self._closing:
+            await asyncio.wait(set(self._closing), timeout=5.0)
         self._open = 0
 
 
