@@ -13,8 +13,10 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import stat
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from magnotia_mcp.dispatch import Server, decode, encode, error_response
@@ -93,8 +95,8 @@ async def serve(server: Server, stdin_fd: int, stdout_fd: int, leftover: bytes =
     loop = asyncio.get_running_loop()
     out = _Stdout(stdout_fd)
     splitter = LineSplitter()
-    chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
-    stop = asyncio.Event()
+    ended = asyncio.Event()  # stdin reached EOF: answer what is in flight, then leave
+    stop = asyncio.Event()  # SIGTERM or nobody reading stdout: leave now
     pending: set[asyncio.Task[Any]] = set()
 
     def notify(message: dict[str, Any]) -> None:
@@ -112,7 +114,7 @@ async def serve(server: Server, stdin_fd: int, stdout_fd: int, leftover: bytes =
         if out.closed:
             stop.set()
 
-    async def handle(line: bytes | None) -> None:
+    def handle(line: bytes | None) -> None:
         if line is None:
             notify(
                 error_response(None, InvalidRequest(f"request too large: lines are limited to {MAX_LINE_BYTES} bytes"))
@@ -125,13 +127,8 @@ async def serve(server: Server, stdin_fd: int, stdout_fd: int, leftover: bytes =
         except ParseError as exc:
             notify(error_response(None, exc))
             return
-        if isinstance(message, dict) and "id" not in message:
-            # Notifications act at once, in order. One that is not a valid message at all
-            # (e.g. {"jsonrpc": "2.0", "method": 1}) still gets its -32600, as JSON-RPC asks.
-            reply = await server.handle_message(message, notify)
-            if reply is not None:
-                out.write_line(encode(reply))
-            return
+        # Every message is its own task, started in arrival order: a slow call never holds
+        # up the next, and a cancellation right behind its request still finds it.
         task = loop.create_task(server.handle_message(message, notify))
         raw_id = message.get("id") if isinstance(message, dict) else None
         request_id = raw_id if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else None
@@ -140,31 +137,28 @@ async def serve(server: Server, stdin_fd: int, stdout_fd: int, leftover: bytes =
         pending.add(task)
         task.add_done_callback(lambda t: finished(t, request_id))
 
+    def on_chunk(data: bytes | None) -> None:
+        if ended.is_set():
+            return
+        if data is None:
+            tail = splitter.finish()
+            if tail is not None:
+                handle(tail)
+            ended.set()
+            return
+        for line in splitter.feed(data):
+            handle(line)
+
     if leftover:
-        chunks.put_nowait(leftover)
-    _start_reader(loop, stdin_fd, chunks)
+        on_chunk(leftover)
+    await _start_reader(loop, stdin_fd, on_chunk)
     if hasattr(signal, "SIGTERM") and sys.platform != "win32":
         loop.add_signal_handler(signal.SIGTERM, stop.set)
     stopper = loop.create_task(stop.wait())
     try:
-        while not stop.is_set():
-            getter = loop.create_task(chunks.get())
-            await asyncio.wait({getter, stopper}, return_when=asyncio.FIRST_COMPLETED)
-            if not getter.done():
-                getter.cancel()
-                break
-            chunk = getter.result()
-            if chunk is None:  # EOF: answer what is in flight, then leave
-                tail = splitter.finish()
-                if tail is not None:
-                    await handle(tail)
-                while pending and not stop.is_set():
-                    await asyncio.wait({*pending, stopper}, return_when=asyncio.FIRST_COMPLETED)
-                break
-            for line in splitter.feed(chunk):
-                await handle(line)
-            if out.closed:
-                break
+        await asyncio.wait({stopper, loop.create_task(ended.wait())}, return_when=asyncio.FIRST_COMPLETED)
+        while pending and not stop.is_set():
+            await asyncio.wait({*pending, stopper}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         stopper.cancel()
         for task in list(pending):
@@ -175,12 +169,36 @@ async def serve(server: Server, stdin_fd: int, stdout_fd: int, leftover: bytes =
     return 0
 
 
-def _start_reader(loop: asyncio.AbstractEventLoop, fd: int, chunks: asyncio.Queue[bytes | None]) -> None:
-    """Feed stdin chunks into the queue; None marks EOF.
+class _StdinProtocol(asyncio.Protocol):
+    def __init__(self, on_chunk: Callable[[bytes | None], None]) -> None:
+        self.on_chunk = on_chunk
 
-    A thread does the blocking reads: it works for pipes, files and consoles
-    on every platform, and costs one wake-up per chunk, not per message.
+    def data_received(self, data: bytes) -> None:
+        self.on_chunk(data)
+
+    def eof_received(self) -> bool:
+        self.on_chunk(None)
+        return False
+
+    def connection_lost(self, _exc: Exception | None) -> None:
+        self.on_chunk(None)
+
+
+async def _start_reader(loop: asyncio.AbstractEventLoop, fd: int, on_chunk: Callable[[bytes | None], None]) -> None:
+    """Deliver stdin's chunks to on_chunk on the loop; None marks EOF.
+
+    A pipe or socket (what hosts give us) is watched by the event loop itself.
+    Anything else (a terminal, a file, Windows) is read by a thread: it works
+    everywhere, and never puts a terminal shared with a shell in non-blocking mode.
     """
+    mode = os.fstat(fd).st_mode
+    if sys.platform != "win32" and (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+        pipe = os.fdopen(fd, "rb", buffering=0, closefd=False)
+        try:
+            await loop.connect_read_pipe(lambda: _StdinProtocol(on_chunk), pipe)
+            return
+        except (OSError, ValueError, NotImplementedError):
+            pass  # fall back to the thread
 
     def pump() -> None:
         while True:
@@ -189,7 +207,7 @@ def _start_reader(loop: asyncio.AbstractEventLoop, fd: int, chunks: asyncio.Queu
             except OSError:
                 data = b""
             try:
-                loop.call_soon_threadsafe(chunks.put_nowait, data or None)
+                loop.call_soon_threadsafe(on_chunk, data or None)
             except RuntimeError:  # the loop has closed
                 return
             if not data:
