@@ -177,6 +177,10 @@ FTS_HITS_PROBING = (
     " WHERE f.transcripts_fts MATCH :match AND f.rowid = t.rowid)"
 )
 FTS_HITS_ORDER = " ORDER BY t.created_at DESC, t.id DESC LIMIT :limit"
+# For the "few" plan: with the index kept out of the ORDER BY (unary +), SQLite
+# cannot decide to walk all transcripts newest first when a filter or a larger
+# limit makes that look cheaper; it looks up the matches and sorts them.
+FTS_FEW_ORDER = " ORDER BY +t.created_at DESC, t.id DESC LIMIT :limit"
 HIT_TEXTS = "SELECT rowid AS rid, raw_text, formatted_text FROM transcripts WHERE rowid IN ({marks})"
 HIT_SEGMENTS = (
     "SELECT transcript_id, seq, start_ms, end_ms, speaker, text FROM segments"
@@ -274,12 +278,12 @@ async def _fts_newest(
     row = await db.one(FTS_MATCH_COUNT, {"match": match, "cap": MOST_MATCHES + 1})
     count = row[0] if row is not None else 0
     if count <= MANY_MATCHES:
-        plan = FTS_HITS
+        sql = FTS_HITS + _where(filt) + FTS_FEW_ORDER
     elif count <= MOST_MATCHES or prefix:
-        plan = FTS_HITS_NEWEST_FIRST
+        sql = FTS_HITS_NEWEST_FIRST + _where(filt) + FTS_HITS_ORDER
     else:
-        plan = FTS_HITS_PROBING
-    return await db.all(plan + _where(filt) + FTS_HITS_ORDER, {**filt, "match": match, "limit": limit})
+        sql = FTS_HITS_PROBING + _where(filt) + FTS_HITS_ORDER
+    return await db.all(sql, {**filt, "match": match, "limit": limit})
 
 
 async def _scan_hits(
@@ -368,7 +372,10 @@ def _first_segment(query: Query, segments: list[sqlite3.Row]) -> dict[str, Any] 
 _TASK_COLUMNS = "SELECT id, title, notes, status, priority, due_at, created_at, completed_at, transcript_id FROM tasks"
 TASKS_DATED = _TASK_COLUMNS + " WHERE status = :status AND due_at IS NOT NULL"
 TASKS_UNDATED = _TASK_COLUMNS + " WHERE status = :status AND due_at IS NULL"
-TASK_TRANSCRIPT = " AND transcript_id = :transcript_id"
+# One transcript has a handful of tasks: find them by tasks_by_transcript (the
+# unary + keeps the planner off the status/due index) and sort those few.
+TASKS_DATED_OF = _TASK_COLUMNS + " WHERE transcript_id = :transcript_id AND +status = :status AND +due_at IS NOT NULL"
+TASKS_UNDATED_OF = _TASK_COLUMNS + " WHERE transcript_id = :transcript_id AND +status = :status AND +due_at IS NULL"
 TASK_DUE_BEFORE = " AND due_at < :due_before"
 AFTER_DATED = (
     " AND due_at >= :a_due AND (due_at > :a_due OR created_at < :a_created OR (created_at = :a_created AND id < :a_id))"
@@ -402,7 +409,10 @@ async def list_tasks(
         if after is not None and seg_key < after[:2]:
             continue  # the cursor is past this whole segment
         within = after is not None and seg_key == after[:2]
-        sql = (TASKS_UNDATED if undated else TASKS_DATED) + (TASK_TRANSCRIPT if transcript_id else "")
+        if transcript_id:
+            sql = TASKS_UNDATED_OF if undated else TASKS_DATED_OF
+        else:
+            sql = TASKS_UNDATED if undated else TASKS_DATED
         sql += TASK_DUE_BEFORE if due_before and not undated else ""
         if within:
             sql += AFTER_UNDATED if undated else AFTER_DATED

@@ -29,9 +29,14 @@ def _safe_cut(text: str, cut: int) -> int:
 
 def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
     """The start of text, whitespace folded, at most limit characters, ``…`` when cut."""
-    # Four times the limit leaves room for runs of whitespace that fold away.
-    flat = " ".join(text[: limit * 4].split())
-    if len(flat) <= limit and len(text) <= limit * 4:
+    # Fold a window a little larger than the limit, widening it only when runs of
+    # whitespace folded it below the limit while more text remains.
+    window = limit * 2
+    flat = " ".join(text[:window].split())
+    while len(flat) <= limit and len(text) > window:
+        window *= 2
+        flat = " ".join(text[:window].split())
+    if len(flat) <= limit:
         return flat
     room = limit - len(ELLIPSIS)
     cut = flat.rfind(" ", 0, room + 1)
