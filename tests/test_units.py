@@ -612,3 +612,34 @@ def test_schema_file_in_the_package_matches_the_contract() -> None:
         pytest.skip("the shared contract folder is not beside this checkout")
     packaged = Path(__file__).resolve().parents[1] / "src" / "magnotia_mcp" / "schema_v1.sql"
     assert packaged.read_bytes() == contract.read_bytes()
+
+
+def test_the_fast_fold_table_covers_every_character_that_loses_a_diacritic() -> None:
+    """Past the fast path's table, folding is plain lower-casing: no character there loses a mark."""
+    from magnotia_mcp.search import _FOLD, _LATIN_BLOCKS_END
+
+    beyond = [
+        code
+        for code in range(_LATIN_BLOCKS_END, 0x110000)
+        if not 0xD800 <= code <= 0xDFFF and len(chr(code).lower()) == 1 and _FOLD[code] != chr(code).lower()
+    ]
+    assert beyond == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("Café ÉCOLE naïve", id="latin"),
+        pytest.param("ΟΔΟΣ οδός", id="greek-capital-sigma"),
+        pytest.param("İstanbul", id="dotted-capital-i"),
+        pytest.param("Tiếng Việt", id="vietnamese"),
+        pytest.param("e\u0301cole", id="decomposed"),
+        pytest.param("Ångström Å", id="angstrom-sign"),
+    ],
+)
+def test_fold_keeps_length_and_matches_the_per_character_table(text: str) -> None:
+    """fold's fast path gives what folding each character alone gives, at the same offsets."""
+    from magnotia_mcp.search import _FOLD, fold
+
+    assert fold(text) == text.translate(_FOLD)
+    assert len(fold(text)) == len(text)

@@ -9,7 +9,9 @@ plain range conditions it can use the schema's indexes for.
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
 from collections.abc import AsyncIterator, Callable, Iterable
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp.errors import NotFound
@@ -168,9 +170,16 @@ _HIT_KEYS = "SELECT t.rowid AS rid, t.id, t.title, t.created_at, t.source FROM t
 #   so they stay with "many".
 FTS_MATCH_COUNT = "SELECT count(*) FROM (SELECT 1 FROM transcripts_fts WHERE transcripts_fts MATCH :match LIMIT :cap)"
 MANY_MATCHES = 1_000
-MOST_MATCHES = 3_000
+# Asking the index row by row pays only when the term is in a large share of all
+# rows (then a handful of probes find the page); below that, each probe may cost
+# a long doclist seek, so "many" wins.
+MOST_SHARE = 4  # "most" means at least 1 row in 4
+TRANSCRIPT_ROWS = "SELECT coalesce(max(rowid), 0) FROM transcripts"
 _MATCHES = "SELECT rowid FROM transcripts_fts WHERE transcripts_fts MATCH :match"
-FTS_HITS = _HIT_KEYS + " WHERE t.rowid IN (" + _MATCHES + ") AND t.deleted_at IS NULL"
+FTS_FIRST_MATCHES = _MATCHES + " LIMIT :cap"
+# The "few" plan reuses the rowids the first read of the index returned (as JSON),
+# so the index is read once, not twice.
+FTS_HITS = _HIT_KEYS + " WHERE t.rowid IN (SELECT value FROM json_each(:rowids)) AND t.deleted_at IS NULL"
 FTS_HITS_NEWEST_FIRST = _HIT_KEYS + " WHERE +t.rowid IN (" + _MATCHES + ") AND t.deleted_at IS NULL"
 FTS_HITS_PROBING = (
     _HIT_KEYS + " WHERE t.deleted_at IS NULL AND EXISTS (SELECT 1 FROM transcripts_fts AS f"
@@ -262,24 +271,30 @@ async def _fts_hits(
     db: Reader, query: Query, limit: int, filt: dict[str, str | None]
 ) -> list[tuple[sqlite3.Row, float]]:
     prefix = query.has_prefix
-    titled = await _fts_newest(db, query.fts("title"), limit, filt, prefix=prefix)
+    rows = await db.one(TRANSCRIPT_ROWS)
+    most = max(MANY_MATCHES, (rows[0] if rows is not None else 0) // MOST_SHARE)
+    titled = await _fts_newest(db, query.fts("title"), limit, filt, prefix=prefix, most=most)
     ranked = [(r, TITLE_SCORE) for r in titled]
     if len(ranked) < limit:
         seen = {r["rid"] for r in titled}
-        rest = await _fts_newest(db, query.fts(), limit + len(titled), filt, prefix=prefix)
+        rest = await _fts_newest(db, query.fts(), limit + len(titled), filt, prefix=prefix, most=most)
         ranked += [(r, TEXT_SCORE) for r in rest if r["rid"] not in seen][: limit - len(ranked)]
     return ranked
 
 
 async def _fts_newest(
-    db: Reader, match: str, limit: int, filt: dict[str, str | None], *, prefix: bool
+    db: Reader, match: str, limit: int, filt: dict[str, str | None], *, prefix: bool, most: int
 ) -> list[sqlite3.Row]:
     """The newest live rows matching match, by whichever plan is cheapest for it."""
-    row = await db.one(FTS_MATCH_COUNT, {"match": match, "cap": MOST_MATCHES + 1})
+    first = await db.all(FTS_FIRST_MATCHES, {"match": match, "cap": MANY_MATCHES + 1})
+    if len(first) <= MANY_MATCHES:
+        if not first:
+            return []
+        rowids = json.dumps([r[0] for r in first])
+        return await db.all(FTS_HITS + _where(filt) + FTS_FEW_ORDER, {**filt, "rowids": rowids, "limit": limit})
+    row = await db.one(FTS_MATCH_COUNT, {"match": match, "cap": most + 1})
     count = row[0] if row is not None else 0
-    if count <= MANY_MATCHES:
-        sql = FTS_HITS + _where(filt) + FTS_FEW_ORDER
-    elif count <= MOST_MATCHES or prefix:
+    if count <= most or prefix:
         sql = FTS_HITS_NEWEST_FIRST + _where(filt) + FTS_HITS_ORDER
     else:
         sql = FTS_HITS_PROBING + _where(filt) + FTS_HITS_ORDER
@@ -354,10 +369,20 @@ def _hit_snippet(query: Query, title: str, text_row: sqlite3.Row | None) -> str:
 
 
 def _first_segment(query: Query, segments: list[sqlite3.Row]) -> dict[str, Any] | None:
-    for s in segments:
-        if query.first_match(fold(s["text"])):
-            return {"seq": s["seq"], "start_ms": s["start_ms"], "end_ms": s["end_ms"], "speaker": s["speaker"]}
-    return None
+    """The first segment, in spoken order, where a term of the query matches.
+
+    One search over the segments joined by newlines instead of one per segment.
+    A phrase said across a segment boundary is found in the segment where it starts.
+    """
+    if not segments:
+        return None
+    texts = [fold(s["text"]) for s in segments]
+    starts = list(accumulate((len(t) + 1 for t in texts[:-1]), initial=0))
+    found = query.first_match("\n".join(texts))
+    if found is None:
+        return None
+    s = segments[bisect_right(starts, found.start()) - 1]
+    return {"seq": s["seq"], "start_ms": s["start_ms"], "end_ms": s["end_ms"], "speaker": s["speaker"]}
 
 
 # -- tasks --------------------------------------------------------------------
