@@ -31,13 +31,14 @@ LIVE = "deleted_at IS NULL"
 LIST_TRANSCRIPTS = (
     "SELECT id, title, source, language, created_at, duration_ms,"
     " substr(coalesce(formatted_text, raw_text), 1, 801) AS head"
-    " FROM transcripts WHERE deleted_at IS NULL"
+    " FROM transcripts WHERE 1"
 )
 SINCE = " AND created_at >= :since"
 UNTIL = " AND created_at < :until"
 SOURCE = " AND source = :source"
 AFTER_TRANSCRIPT = " AND (created_at, id) < (:after_created, :after_id)"
 NEWEST_FIRST = " ORDER BY created_at DESC, id DESC LIMIT :limit"
+LIVE_ONLY = " AND deleted_at IS NULL"
 
 # One statement per call: a single snapshot, and one trip to the reader thread.
 _TASKS_JSON = (
@@ -72,7 +73,15 @@ async def list_transcripts(
     source: str | None = None,
 ) -> tuple[list[dict[str, Any]], tuple[str, str] | None]:
     """A page of live transcripts, newest first, and the key to continue after (or None)."""
-    sql = LIST_TRANSCRIPTS + _filters(since, until, source) + (AFTER_TRANSCRIPT if after else "") + NEWEST_FIRST
+    # The cheap filters come first: deleted_at sits after the texts in each row, so
+    # reading it walks their overflow pages; rows another filter rejects skip that.
+    sql = (
+        LIST_TRANSCRIPTS
+        + _filters(since, until, source)
+        + (AFTER_TRANSCRIPT if after else "")
+        + LIVE_ONLY
+        + NEWEST_FIRST
+    )
     params: dict[str, Any] = {"since": since, "until": until, "source": source, "limit": limit + 1}
     if after:
         params["after_created"], params["after_id"] = after
@@ -217,6 +226,7 @@ _T_FILTERS = {
 TITLE_SCORE = 1.0
 TEXT_SCORE = 0.5
 SCAN_BATCH = 256
+HIT_BATCH = 10
 
 
 async def search_transcripts(
@@ -240,26 +250,28 @@ async def search_transcripts(
         ranked = await _scan_hits(db, query, limit, filt, progress)
     if not ranked:
         return {"query": query.text, "mode": mode, "hits": []}
-    marks = ",".join("?" * len(ranked))
-    texts = {r["rid"]: r for r in await db.all(HIT_TEXTS.format(marks=marks), [h[0]["rid"] for h in ranked])}
-    ids = [h[0]["id"] for h in ranked]
-    segs: dict[str, list[sqlite3.Row]] = {}
-    for s in await db.all(HIT_SEGMENTS.format(marks=marks), ids):
-        segs.setdefault(s["transcript_id"], []).append(s)
     hits = []
-    for row, score in ranked:
-        text_row = texts.get(row["rid"])
-        hits.append(
-            {
-                "transcript_id": row["id"],
-                "title": row["title"],
-                "created_at": row["created_at"],
-                "source": row["source"],
-                "snippet": _hit_snippet(query, row["title"], text_row),
-                "score": score,
-                "segment": _first_segment(query, segs.get(row["id"], [])),
-            }
-        )
+    # Texts and segments are read a few hits at a time: the whole text of 50 long
+    # meetings at once would set the server's peak memory.
+    for start in range(0, len(ranked), HIT_BATCH):
+        batch = ranked[start : start + HIT_BATCH]
+        marks = ",".join("?" * len(batch))
+        texts = {r["rid"]: r for r in await db.all(HIT_TEXTS.format(marks=marks), [h[0]["rid"] for h in batch])}
+        segs: dict[str, list[sqlite3.Row]] = {}
+        for s in await db.all(HIT_SEGMENTS.format(marks=marks), [h[0]["id"] for h in batch]):
+            segs.setdefault(s["transcript_id"], []).append(s)
+        for row, score in batch:
+            hits.append(
+                {
+                    "transcript_id": row["id"],
+                    "title": row["title"],
+                    "created_at": row["created_at"],
+                    "source": row["source"],
+                    "snippet": _hit_snippet(query, row["title"], texts.get(row["rid"])),
+                    "score": score,
+                    "segment": _first_segment(query, segs.get(row["id"], [])),
+                }
+            )
     return {"query": query.text, "mode": mode, "hits": hits}
 
 
