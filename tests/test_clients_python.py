@@ -18,7 +18,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import mcp_types as types
 import pytest
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp_types import PromptReference, ResourceTemplateReference
@@ -34,6 +33,7 @@ from tests.clients_support import (
     tapped,
     validate_tap_dir,
 )
+from tests.sdk_session import initialize_at
 from tests.server import Launcher
 
 pytestmark = pytest.mark.e2e
@@ -152,18 +152,7 @@ def test_python_sdk_session_at_2025_06_18(launcher: Launcher, sample: Sample, tm
             stdio_client(params_for(launcher, sample, log_dir)) as (read, write),
             ClientSession(read, write) as session,
         ):
-            init = await session.send_request(
-                types.InitializeRequest(
-                    params=types.InitializeRequestParams(
-                        protocol_version="2025-06-18",
-                        capabilities=types.ClientCapabilities(),
-                        client_info=types.Implementation(name="magnotia-tests", version="0"),
-                    )
-                ),
-                types.InitializeResult,
-            )
-            session.adopt(init)
-            await session.send_notification(types.InitializedNotification())
+            await initialize_at(session, "2025-06-18")
             summary = await exercise(session, sample)
             return session.protocol_version, summary
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-import unicodedata
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ import pytest
 from tests.conftest import SharedServers
 from tests.server import ServerProcess
 from tests.storefactory import StoreBuilder, ts
+from tests.textchecks import breaks_cluster
 
 pytestmark = pytest.mark.e2e
 
@@ -568,18 +568,6 @@ def test_get_transcript_default_window_is_20000_characters(srv: ServerProcess) -
     assert second["next_offset"] is None
 
 
-def _breaks_cluster(text: str, cut: int) -> bool:
-    if cut in (0, len(text)):
-        return False
-    after, before = text[cut], text[cut - 1]
-    return (
-        unicodedata.category(after) in ("Mn", "Mc", "Me")
-        or after in "\u200d\ufe0f"
-        or "\U0001f3fb" <= after <= "\U0001f3ff"
-        or before == "\u200d"
-    )
-
-
 @pytest.mark.parametrize("name", list(SPECIAL_TEXTS))
 @pytest.mark.parametrize("max_chars", [1, 4, 9, 50])
 def test_windows_rebuild_the_whole_text_without_splitting_characters(
@@ -600,7 +588,7 @@ def test_windows_rebuild_the_whole_text_without_splitting_characters(
         piece.encode("utf-16-le")  # a lone surrogate would raise: windows never split a pair
         assert piece, "a window before the end is never empty"
         end = offset + len(piece)
-        assert not _breaks_cluster(row.raw_text, end), (offset, end)
+        assert not breaks_cluster(row.raw_text, end), (offset, end)
         pieces.append(piece)
         offset = result["next_offset"]
         if offset is not None:

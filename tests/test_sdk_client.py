@@ -22,6 +22,7 @@ import pytest
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
+from tests.sdk_session import initialize_at
 from tests.server import Launcher
 from tests.storefactory import StoreBuilder, ts
 
@@ -161,18 +162,7 @@ def test_the_sdk_client_pinned_to_2025_06_18_validates_and_sees_json_rpc_errors(
     async def session() -> dict[str, Any]:
         out: dict[str, Any] = {}
         async with stdio_client(params_for(launcher, store)) as (read, write), ClientSession(read, write) as s:
-            init = await s.send_request(
-                types.InitializeRequest(
-                    params=types.InitializeRequestParams(
-                        protocol_version="2025-06-18",
-                        capabilities=types.ClientCapabilities(),
-                        client_info=types.Implementation(name="magnotia-tests", version="0"),
-                    )
-                ),
-                types.InitializeResult,
-            )
-            s.adopt(init)
-            await s.send_notification(types.InitializedNotification())
+            await initialize_at(s, "2025-06-18")
             out["version"] = s.protocol_version
             out["tools"] = [t.name for t in (await s.list_tools()).tools]
             listed = structured(await s.call_tool("list_transcripts", {}))

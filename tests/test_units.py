@@ -12,7 +12,6 @@ import json
 import sqlite3
 import subprocess
 import sys
-import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from magnotia_mcp.search import fold, parse, snippet
 from magnotia_mcp.stdio import MAX_LINE_BYTES, LineSplitter
 from magnotia_mcp.text import PREVIEW_CHARS, preview, window_end
 from magnotia_mcp.tools import TOOLS
+from tests.textchecks import breaks_cluster
 
 ODD_QUERIES = [
     '"',
@@ -383,19 +383,6 @@ WINDOW_TEXTS = {
 }
 
 
-def _breaks_cluster(text: str, cut: int) -> bool:
-    """True when cutting text at cut separates a mark, joiner or modifier from what it belongs to."""
-    if cut in (0, len(text)):
-        return False
-    after, before = text[cut], text[cut - 1]
-    return (
-        unicodedata.category(after) in ("Mn", "Mc", "Me")
-        or after in "\u200d\ufe0f\ufe0e"
-        or "\U0001f3fb" <= after <= "\U0001f3ff"
-        or before == "\u200d"
-    )
-
-
 @pytest.mark.parametrize("name", list(WINDOW_TEXTS))
 @pytest.mark.parametrize("max_chars", [1, 2, 3, 5, 7, 64])
 def test_windows_rebuild_the_whole_text_and_never_split_a_cluster(name: str, max_chars: int) -> None:
@@ -405,11 +392,11 @@ def test_windows_rebuild_the_whole_text_and_never_split_a_cluster(name: str, max
     while offset < len(text):
         end = window_end(text, offset, max_chars)
         assert end > offset, "a window must make progress"
-        assert not _breaks_cluster(text, end), (offset, end, text[end - 2 : end + 2])
+        assert not breaks_cluster(text, end), (offset, end, text[end - 2 : end + 2])
         piece = text[offset:end]
         piece.encode("utf-16-le")  # no lone surrogates in UTF-16 terms
         if end - offset > max_chars:  # only a single cluster longer than the window may overflow it
-            assert all(_breaks_cluster(text, i) for i in range(offset + 1, end))
+            assert all(breaks_cluster(text, i) for i in range(offset + 1, end))
         pieces.append(piece)
         offset = end
     assert "".join(pieces) == text
