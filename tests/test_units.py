@@ -21,7 +21,7 @@ from magnotia_mcp import cursors, revisions
 from magnotia_mcp.arguments import parse_time, validate
 from magnotia_mcp.dispatch import Server
 from magnotia_mcp.errors import InvalidArguments
-from magnotia_mcp.search import fold, parse, snippet
+from magnotia_mcp.querylang import fold, parse, snippet
 from magnotia_mcp.stdio import MAX_LINE_BYTES, LineSplitter
 from magnotia_mcp.text import PREVIEW_CHARS, preview, window_end
 from magnotia_mcp.tools import TOOLS
@@ -603,7 +603,7 @@ def test_schema_file_in_the_package_matches_the_contract() -> None:
 
 def test_the_fast_fold_table_covers_every_character_that_loses_a_diacritic() -> None:
     """Past the fast path's table, folding is plain lower-casing: no character there loses a mark."""
-    from magnotia_mcp.search import _FOLD, _LATIN_BLOCKS_END
+    from magnotia_mcp.querylang import _FOLD, _LATIN_BLOCKS_END
 
     beyond = [
         code
@@ -626,7 +626,7 @@ def test_the_fast_fold_table_covers_every_character_that_loses_a_diacritic() -> 
 )
 def test_fold_keeps_length_and_matches_the_per_character_table(text: str) -> None:
     """fold's fast path gives what folding each character alone gives, at the same offsets."""
-    from magnotia_mcp.search import _FOLD, fold
+    from magnotia_mcp.querylang import _FOLD, fold
 
     assert fold(text) == text.translate(_FOLD)
     assert len(fold(text)) == len(text)

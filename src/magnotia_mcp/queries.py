@@ -15,7 +15,7 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp.errors import NotFound
-from magnotia_mcp.search import Query, fold, snippet, sql_match
+from magnotia_mcp.querylang import Query, fold, snippet, sql_match
 from magnotia_mcp.text import preview, window_end
 
 if TYPE_CHECKING:  # only for annotations: importing the store pulls in asyncio and sqlite3

@@ -6,7 +6,7 @@ every action but reading. The file is never created: a missing store is an
 error the caller can fix, and the next call looks again.
 
 How to open is decided per connection, because the app starts and stops
-while the server runs (see shared/notes/sqlite-readonly.md):
+while the server runs (see docs/sqlite-readonly.md):
 
 * ``mode=ro`` is the normal way and sees the app's new rows as it commits.
 * A WAL store on a read-only directory with no ``-wal``/``-shm`` beside it

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp import cursors, queries
 from magnotia_mcp.arguments import parse_time, validate
-from magnotia_mcp.search import parse
+from magnotia_mcp.querylang import parse
 
 if TYPE_CHECKING:
     from magnotia_mcp.store import Store
