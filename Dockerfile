@@ -7,7 +7,7 @@
 #   docker run -i --rm --network none --read-only -v "$HOME/Magnotia:/data:ro" magnotia-mcp
 #
 # Base images are pinned by ARG. Machines without a registry make same-named
-# stand-ins first: `python packaging/container.py base-images`.
+# stand-ins first: `python devtools/container.py base-images`.
 ARG PYTHON_IMAGE=docker.io/library/python:3.11-slim-bookworm
 
 # ---------------------------------------------------------------- venv variant

