@@ -16,7 +16,7 @@ from magnotia_mcp import __version__, log
 from magnotia_mcp.paths import ENV_VAR, resolve_db_path
 
 if TYPE_CHECKING:
-    from magnotia_mcp.store import Store
+    from magnotia_mcp.store.pool import Store
 
 DESCRIPTION = """\
 magnotia-mcp serves your Magnotia transcripts and tasks to MCP hosts (Claude Desktop,
@@ -114,15 +114,15 @@ def _serve(path: Path, origin: str, call_timeout: float) -> int:
 
 
 def _run(path: Path, call_timeout: float, out_fd: int) -> int:
-    from magnotia_mcp.dispatch import Server
+    from magnotia_mcp.methods import new_server
     from magnotia_mcp.prelude import answer_first_messages
 
     def open_store() -> Store:
-        from magnotia_mcp.store import Store
+        from magnotia_mcp.store.pool import Store
 
         return Store(path)
 
-    server = Server(open_store, call_timeout=call_timeout)
+    server = new_server(open_store, call_timeout=call_timeout)
     stdin_fd = sys.stdin.fileno()
     _exit_cleanly_on_sigterm()
     try:

@@ -10,7 +10,7 @@ from pathlib import Path
 from magnotia_mcp import __version__
 from magnotia_mcp.errors import StoreError
 from magnotia_mcp.paths import resolve_db_path
-from magnotia_mcp.store import describe
+from magnotia_mcp.store.opening import describe
 
 
 def server_command(db_flag: str | None) -> list[str]:

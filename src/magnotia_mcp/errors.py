@@ -1,6 +1,6 @@
 """The exceptions the server raises, and the JSON-RPC codes they carry.
 
-Handlers raise these deep down and keep their type; only ``dispatch`` turns
+Handlers raise these deep down and keep their type; only ``server.Server`` turns
 them into wire objects, so a bad argument and a broken store never collapse
 into the same code.
 """

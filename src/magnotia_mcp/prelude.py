@@ -3,10 +3,11 @@
 A host spawns the server and waits for the ``initialize`` answer, so every
 millisecond before it is felt. Importing asyncio (and with it sqlite3,
 aiosqlite, ssl...) costs several times what the rest of start-up does, so
-the first chunk of stdin is read with a plain blocking read, and requests
-that need no store (initialize, ping, tools/list...) are answered right
-away by the same dispatcher. Anything else, and everything after, goes to
-the asyncio loop in ``stdio``, in order.
+the first chunk of stdin is read with a plain blocking read and its lines
+go to ``Server.submit`` with ``inline_only``: whatever needs no store
+(initialize, ping, the static lists, notifications, errors) is answered at
+once. The first line that needs the loop, and everything after it, goes to
+``stdio``, in order.
 """
 
 from __future__ import annotations
@@ -14,12 +15,8 @@ from __future__ import annotations
 import os
 import sys
 
-from magnotia_mcp.dispatch import Server, decode, encode
+from magnotia_mcp.server import DEFERRED, Server
 
-# Methods whose handlers never await: running them without a loop is safe.
-STATIC_METHODS = frozenset(
-    {"initialize", "ping", "tools/list", "prompts/list", "resources/templates/list", "server/discover"}
-)
 _FIRST_READ = 1 << 16
 
 
@@ -32,10 +29,27 @@ def claim_stdout() -> int:
     return fd
 
 
-def answer_first_messages(server: Server, stdin_fd: int, stdout_fd: int) -> bytes | None:
-    """Handle the leading static requests of stdin's first chunk; return what is left.
+class _Out:
+    """Writes whole lines to the protocol fd until the reader goes away."""
 
-    Returns None at EOF with nothing left, so the caller can skip the loop entirely.
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.closed = False
+
+    def send(self, data: bytes) -> None:
+        if self.closed:
+            return
+        try:
+            os.write(self.fd, data + b"\n")  # a blocking fd: one call writes it all
+        except OSError:
+            self.closed = True
+
+
+def answer_first_messages(server: Server, stdin_fd: int, stdout_fd: int) -> bytes | None:
+    """Handle the leading inline-answerable lines of stdin's first chunk; return what is left.
+
+    Returns None at EOF with nothing left, or when nobody reads stdout any more,
+    so the caller can skip the loop entirely.
     """
     data = b""
     while b"\n" not in data:
@@ -45,36 +59,12 @@ def answer_first_messages(server: Server, stdin_fd: int, stdout_fd: int) -> byte
         data += chunk
         if len(data) > _FIRST_READ:
             return data  # something large: leave it to the loop's bounded reader
+    out = _Out(stdout_fd)
     while b"\n" in data:
         line, _, rest = data.partition(b"\n")
-        if line.strip():
-            response = _try_static(server, line)
-            if response is _LOOP:
-                break  # needs the loop: it and everything after are handled there, in order
-            if isinstance(response, bytes):
-                try:
-                    os.write(stdout_fd, response + b"\n")
-                except OSError:
-                    return None
+        if server.submit(line, out.send, inline_only=True) is DEFERRED:
+            break  # needs the loop: it and everything after are handled there, in order
+        if out.closed:
+            return None
         data = rest
     return data
-
-
-_LOOP = object()  # "the loop must handle this line"
-
-
-def _try_static(server: Server, line: bytes) -> object:
-    """The encoded response, None for no response, or _LOOP if the loop must handle it."""
-    try:
-        message = decode(line)
-    except Exception:
-        return _LOOP  # let the loop produce the parse error, so all errors come from one place
-    if not isinstance(message, dict) or message.get("method") not in STATIC_METHODS:
-        return _LOOP
-    coro = server.handle_message(message)
-    try:
-        coro.send(None)
-    except StopIteration as done:
-        return None if done.value is None else encode(done.value)
-    coro.close()  # it wanted to wait for something after all: hand it to the loop
-    return _LOOP

@@ -8,44 +8,51 @@ instruction, so the host can show, cache or trim it like any resource.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from magnotia_mcp import queries
 from magnotia_mcp.arguments import parse_time
 from magnotia_mcp.errors import InvalidArguments, InvalidParams, ResourceNotFound
 from magnotia_mcp.resources import URI_TEMPLATE, display_name, read_markdown, transcript_uri
+from magnotia_mcp.store.transcripts import complete_transcript_ids, list_transcripts
 
 if TYPE_CHECKING:
-    from magnotia_mcp.store import Store
+    from magnotia_mcp.store.pool import Store
 
 JSON = dict[str, Any]
 MAX_COMPLETIONS = 100
 REVIEW_LIMIT = 20
 
+# A prompt argument of this name takes a transcript id, and completion offers them.
+TRANSCRIPT_ID = "transcript_id"
 _TRANSCRIPT_ARG = {
-    "name": "transcript_id",
+    "name": TRANSCRIPT_ID,
     "title": "Transcript",
     "description": "The transcript's id (type part of its title to complete it).",
     "required": True,
 }
 
 
-class Prompt:
-    __slots__ = ("arguments", "build", "description", "name", "title")
+Builder = Callable[["Store", dict[str, str], bool], Awaitable[list[JSON]]]
 
-    def __init__(
-        self,
-        name: str,
-        title: str,
-        description: str,
-        arguments: list[JSON],
-        build: Callable[[Store, dict[str, str], bool], Awaitable[list[JSON]]],
-    ) -> None:
-        self.name = name
-        self.title = title
-        self.description = description
-        self.arguments = arguments
-        self.build = build
+
+class Prompt(NamedTuple):
+    name: str
+    title: str
+    description: str
+    arguments: list[JSON]
+    build: Builder  # (store, arguments, resource links allowed) -> messages
+
+    def definition(self, titles: bool) -> JSON:
+        """The prompt as ``prompts/list`` shows it; titles only where the revision has them."""
+        out: JSON = {"name": self.name}
+        if titles:
+            out["title"] = self.title
+        out["description"] = self.description
+        out["arguments"] = [{k: v for k, v in arg.items() if titles or k != "title"} for arg in self.arguments]
+        return out
+
+    def takes(self, argument: str) -> bool:
+        return any(a["name"] == argument for a in self.arguments)
 
 
 async def _transcript_message(store: Store, args: dict[str, str]) -> JSON:
@@ -64,7 +71,7 @@ def _instruction(text: str) -> JSON:
     return {"role": "user", "content": {"type": "text", "text": text}}
 
 
-def _about_one_transcript(instruction: str) -> Callable[[Store, dict[str, str], bool], Awaitable[list[JSON]]]:
+def _about_one_transcript(instruction: str) -> Builder:
     """A prompt builder: the transcript embedded as a resource, then the instruction."""
 
     async def build(store: Store, args: dict[str, str], _links: bool) -> list[JSON]:
@@ -89,7 +96,7 @@ async def _review_meetings(store: Store, args: dict[str, str], links: bool) -> l
     since = parse_time("since", args["since"])
     until = parse_time("until", args["until"]) if args.get("until") else None
     async with store.reader() as db:
-        page, more = await queries.list_transcripts(db, limit=REVIEW_LIMIT, since=since, until=until, source="meeting")
+        page, more = await list_transcripts(db, limit=REVIEW_LIMIT, since=since, until=until, source="meeting")
     period = f"from {args['since']}" + (f" until {args['until']}" if args.get("until") else "")
     if not page:
         return [_instruction(f"There are no Magnotia meetings {period}. Say so, and suggest a wider period.")]
@@ -161,15 +168,6 @@ PROMPTS: dict[str, Prompt] = {
 }
 
 
-def definition(prompt: Prompt, titles: bool) -> JSON:
-    out: JSON = {"name": prompt.name}
-    if titles:
-        out["title"] = prompt.title
-    out["description"] = prompt.description
-    out["arguments"] = [{k: v for k, v in arg.items() if titles or k != "title"} for arg in prompt.arguments]
-    return out
-
-
 async def get(store: Store, name: object, arguments: object, links: bool) -> JSON:
     if not isinstance(name, str) or name not in PROMPTS:
         raise InvalidParams(f"invalid params: unknown prompt {name!r}; this server has {', '.join(PROMPTS)}")
@@ -199,15 +197,16 @@ async def complete(store: Store, ref: object, argument: object) -> JSON:
     name, value = argument.get("name"), argument.get("value", "")
     if not isinstance(name, str) or not isinstance(value, str):
         raise InvalidParams("invalid params: argument needs a string name and value")
-    wants_ids = (
-        ref.get("type") == "ref/prompt"
-        and ref.get("name") in ("summarize_transcript", "action_items")
-        and name == "transcript_id"
-    ) or (ref.get("type") == "ref/resource" and ref.get("uri") == URI_TEMPLATE and name == "id")
-    if ref.get("type") == "ref/prompt" and ref.get("name") not in PROMPTS:
-        raise InvalidParams(f"invalid params: unknown prompt {ref.get('name')!r}")
+    if ref.get("type") == "ref/prompt":
+        ref_name = ref.get("name")
+        prompt = PROMPTS.get(ref_name) if isinstance(ref_name, str) else None
+        if prompt is None:
+            raise InvalidParams(f"invalid params: unknown prompt {ref.get('name')!r}")
+        wants_ids = name == TRANSCRIPT_ID and prompt.takes(name)
+    else:
+        wants_ids = ref.get("type") == "ref/resource" and ref.get("uri") == URI_TEMPLATE and name == "id"
     if not wants_ids:
         return {"completion": {"values": [], "total": 0, "hasMore": False}}
     async with store.reader() as db:
-        ids = await queries.complete_transcript_ids(db, value, MAX_COMPLETIONS + 1)
+        ids = await complete_transcript_ids(db, value, MAX_COMPLETIONS + 1)
     return {"completion": {"values": ids[:MAX_COMPLETIONS], "hasMore": len(ids) > MAX_COMPLETIONS}}

@@ -5,11 +5,12 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from magnotia_mcp import cursors, queries
+from magnotia_mcp import cursors
 from magnotia_mcp.errors import InvalidParams, NotFound, ResourceNotFound
+from magnotia_mcp.store.transcripts import get_transcript, list_transcripts
 
 if TYPE_CHECKING:
-    from magnotia_mcp.store import Store
+    from magnotia_mcp.store.pool import Store
 
 URI_PREFIX = "magnotia://transcripts/"
 URI_TEMPLATE = URI_PREFIX + "{id}"
@@ -56,7 +57,7 @@ async def list_page(store: Store, cursor: object) -> tuple[list[dict[str, Any]],
     except Exception:
         raise InvalidParams("invalid params: cursor was not issued by this server; omit it to start over") from None
     async with store.reader() as db:
-        page, key = await queries.list_transcripts(db, limit=PAGE, after=after)
+        page, key = await list_transcripts(db, limit=PAGE, after=after)
     resources = [
         {
             "uri": transcript_uri(item["id"]),
@@ -83,7 +84,7 @@ async def read_markdown(store: Store, uri: object) -> dict[str, Any]:
     transcript_id = transcript_id_from(uri)
     async with store.reader() as db:
         try:
-            t = await queries.get_transcript(
+            t = await get_transcript(
                 db, transcript_id=transcript_id, fmt="formatted", offset=0, max_chars=sys.maxsize, include_segments=True
             )
         except NotFound:

@@ -1,9 +1,9 @@
 """The stdio transport: bytes in, lines out, and nothing else on stdout.
 
 Reads stdin in chunks, cuts them into lines (bounded: an over-long line is
-dropped with an error, never buffered whole), hands each message to the
-dispatcher as its own task so a slow call never holds up a ping, and writes
-each response as one line, flushed at once. Protocol bytes go to a private
+dropped with an error, never buffered whole), hands each line to
+``Server.submit``, and writes each message the server sends as one line,
+flushed at once. Protocol bytes go to a private
 duplicate of fd 1; fd 1 itself is pointed at stderr, so a stray ``print``
 anywhere lands in the log instead of corrupting the stream (see ``prelude``).
 """
@@ -17,10 +17,10 @@ import stat
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
 
-from magnotia_mcp.dispatch import Server, decode, encode, error_response
-from magnotia_mcp.errors import InvalidRequest, ParseError
+from magnotia_mcp import jsonrpc
+from magnotia_mcp.errors import InvalidRequest
+from magnotia_mcp.server import Server
 
 MAX_LINE_BYTES = 8 * 1024 * 1024
 _CHUNK = 1 << 16
@@ -97,57 +97,28 @@ async def serve(server: Server, stdin_fd: int, stdout_fd: int, leftover: bytes =
     splitter = LineSplitter()
     ended = asyncio.Event()  # stdin reached EOF: answer what is in flight, then leave
     stop = asyncio.Event()  # SIGTERM or nobody reading stdout: leave now
-    pending: set[asyncio.Task[Any]] = set()
 
-    def notify(message: dict[str, Any]) -> None:
-        out.write_line(encode(message))
-
-    def finished(task: asyncio.Task[Any], request_id: str | int | None) -> None:
-        pending.discard(task)
-        if request_id is not None and server.inflight.get(request_id) is task:
-            del server.inflight[request_id]
-        if task.cancelled():
-            return  # cancelled by the client: no response, as the protocol asks
-        response = task.result()
-        if response is not None:
-            out.write_line(encode(response))
+    def send(data: bytes) -> None:
+        out.write_line(data)
         if out.closed:
             stop.set()
-
-    def handle(line: bytes | None) -> None:
-        if line is None:
-            notify(
-                error_response(None, InvalidRequest(f"request too large: lines are limited to {MAX_LINE_BYTES} bytes"))
-            )
-            return
-        if not line.strip():
-            return  # blank lines are keep-alives
-        try:
-            message = decode(line)
-        except ParseError as exc:
-            notify(error_response(None, exc))
-            return
-        # Every message is its own task, started in arrival order: a slow call never holds
-        # up the next, and a cancellation right behind its request still finds it.
-        task = loop.create_task(server.handle_message(message, notify))
-        raw_id = message.get("id") if isinstance(message, dict) else None
-        request_id = raw_id if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else None
-        if request_id is not None:
-            server.inflight[request_id] = task
-        pending.add(task)
-        task.add_done_callback(lambda t: finished(t, request_id))
 
     def on_chunk(data: bytes | None) -> None:
         if ended.is_set():
             return
+        lines: list[bytes | None] = splitter.feed(data) if data is not None else []
         if data is None:
             tail = splitter.finish()
             if tail is not None:
-                handle(tail)
+                lines.append(tail)
+        for line in lines:
+            if line is None:
+                error = InvalidRequest(f"request too large: lines are limited to {MAX_LINE_BYTES} bytes")
+                send(jsonrpc.encode(jsonrpc.error(None, error)))
+            else:
+                server.submit(line, send)
+        if data is None:
             ended.set()
-            return
-        for line in splitter.feed(data):
-            handle(line)
 
     if leftover:
         on_chunk(leftover)
@@ -157,15 +128,11 @@ async def serve(server: Server, stdin_fd: int, stdout_fd: int, leftover: bytes =
     stopper = loop.create_task(stop.wait())
     try:
         await asyncio.wait({stopper, loop.create_task(ended.wait())}, return_when=asyncio.FIRST_COMPLETED)
-        while pending and not stop.is_set():
-            await asyncio.wait({*pending, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        if not stop.is_set():
+            await asyncio.wait({stopper, loop.create_task(server.wait_idle())}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         stopper.cancel()
-        for task in list(pending):
-            task.cancel()
-        if pending:  # let cancelled calls interrupt their queries and give back their connections
-            await asyncio.wait(set(pending), timeout=5.0)
-        await server.store.close()
+        await server.close()
     return 0
 
 

@@ -1,0 +1,228 @@
+"""A small pool of read-only connections, each on its own aiosqlite worker thread.
+
+Connections open on first use and are re-checked each time they are lent:
+one that failed, was interrupted, or no longer reads the file at the store's
+path (replaced, removed, or changed under an immutable open) is closed, and
+the next call opens a fresh one. See ``opening`` for how a connection opens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from contextlib import asynccontextmanager, suppress
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from magnotia_mcp import log
+from magnotia_mcp.store.opening import Fingerprint, StoreInfo, fingerprint, identity, open_readonly, store_error
+
+if TYPE_CHECKING:
+    import aiosqlite
+
+Params = Sequence[Any] | dict[str, Any]
+# How long closing a connection may keep interrupting what its thread runs: 10 s.
+_CLOSE_POLL = 0.02
+_CLOSE_TRIES = 500
+
+
+def _tolerant_text(raw: bytes) -> str:
+    # The app should only store UTF-8, but one bad byte must not make a row unreadable.
+    return raw.decode("utf-8", "replace")
+
+
+def _bindable_value(value: Any) -> Any:
+    if isinstance(value, str) and not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            # An unpaired surrogate (a "\\ud800" escape in the JSON) has no UTF-8 form and
+            # cannot be bound as text; as a BLOB it binds, and equals no stored text.
+            return value.encode("utf-8", "surrogatepass")
+    return value
+
+
+def _bindable(params: Params) -> Params:
+    if isinstance(params, dict):
+        return {k: _bindable_value(v) for k, v in params.items()}
+    return [_bindable_value(v) for v in params]
+
+
+class Reader:
+    """One read connection, lent to one call at a time."""
+
+    __slots__ = ("_conn", "_fingerprint", "_functions", "info", "path", "retired")
+
+    def __init__(self, conn: aiosqlite.Connection, info: StoreInfo, path: Path) -> None:
+        self._conn = conn
+        self._functions: set[str] = set()
+        # An immutable open cannot see writes: it is only good while the file stays as it was.
+        self._fingerprint: Fingerprint | None = fingerprint(path) if info.immutable else None
+        self.info = info
+        self.path = path
+        self.retired = False  # must not be lent again
+
+    @property
+    def has_fts(self) -> bool:
+        return self.info.has_fts
+
+    async def all(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
+        """Run one query and return every row; cancelling the caller interrupts SQLite."""
+        try:
+            try:
+                return list(await self._conn.execute_fetchall(sql, _bindable(params)))
+            except sqlite3.OperationalError as exc:
+                if "decode" not in str(exc) or self._conn.text_factory is _tolerant_text:
+                    raise
+                # Text that is not UTF-8: from now on decode leniently on this connection
+                # (the C default is much faster, so it stays the first try).
+                self._conn.text_factory = _tolerant_text
+                return list(await self._conn.execute_fetchall(sql, _bindable(params)))
+        except asyncio.CancelledError:
+            await self._conn.interrupt()
+            # The interrupted statement may still be unwinding in the worker thread;
+            # a fresh connection is cheaper than reasoning about that race.
+            self.retired = True
+            raise
+        except sqlite3.Error as exc:
+            self.retired = True
+            raise store_error(exc, self.path) from exc
+
+    async def one(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
+        rows = await self.all(sql, params)
+        return rows[0] if rows else None
+
+    async def ensure_function(self, name: str, function: Callable[..., object]) -> None:
+        """Register a deterministic SQL function on this connection, once."""
+        if name not in self._functions:
+            await self._conn.create_function(name, -1, function, deterministic=True)
+            self._functions.add(name)
+
+    def usable(self) -> bool:
+        """Whether this connection may be lent again: not retired, and still reading the store's file."""
+        if self.retired:
+            return False
+        try:
+            if identity(self.path) != self.info.identity:
+                return False  # the file was replaced or removed
+            return self._fingerprint is None or fingerprint(self.path) == self._fingerprint
+        except OSError:
+            return False
+
+    async def close(self) -> None:
+        """Close the connection and end its worker thread.
+
+        The close waits in the worker's queue behind any statement still running, and
+        an interrupt only stops a statement that has started: one an interrupted call
+        had already queued runs after that interrupt. So interrupt again until the
+        close gets its turn, and the thread never outlives the event loop.
+        """
+        closing = asyncio.ensure_future(self._conn.close())
+        for _ in range(_CLOSE_TRIES):
+            done, _pending = await asyncio.wait({closing}, timeout=_CLOSE_POLL)
+            if done:
+                break
+            with suppress(Exception):  # the connection may finish closing meanwhile
+                await self._conn.interrupt()
+        else:
+            log.warning(f"a connection to {self.path} did not close in time; its thread may delay exit")
+        if closing.done() and not closing.cancelled():
+            closing.exception()  # retrieved: a failed close leaves nothing to clean up
+
+
+class Store:
+    """Lends at most ``readers`` connections at a time; a call waits for a free one."""
+
+    def __init__(self, path: Path, *, readers: int = 2, busy_timeout: float = 2.0) -> None:
+        self.path = path
+        self._max = readers
+        self._busy_timeout = busy_timeout
+        self._idle: list[Reader] = []
+        self._open = 0
+        self._freed = asyncio.Condition()
+        self._closing: set[asyncio.Task[None]] = set()
+
+    @asynccontextmanager
+    async def reader(self) -> AsyncIterator[Reader]:
+        reader = await self._acquire()
+        try:
+            yield reader
+        finally:
+            await self._release(reader)
+
+    async def _acquire(self) -> Reader:
+        async with self._freed:
+            while True:
+                while self._idle:
+                    reader = self._idle.pop()
+                    if reader.usable():
+                        return reader
+                    self._open -= 1
+                    await reader.close()
+                if self._open < self._max:
+                    self._open += 1
+                    break
+                await self._freed.wait()
+        try:
+            return await self._new_reader()
+        except BaseException:
+            async with self._freed:
+                self._open -= 1
+                self._freed.notify()
+            raise
+
+    async def _new_reader(self) -> Reader:
+        opening = asyncio.ensure_future(self._open_reader())
+        try:
+            return await asyncio.shield(opening)
+        except asyncio.CancelledError:
+            # The open goes on in its worker thread: close what it opens, so that no
+            # thread outlives the store (and the event loop it reports back to).
+            self._in_background(self._close_when_open(opening))
+            raise
+
+    async def _open_reader(self) -> Reader:
+        import aiosqlite
+
+        # Open and check on a pool thread first: aiosqlite does not wait for its worker
+        # thread to end when opening fails, and that thread would then report back to an
+        # event loop that may be gone. Handed an open connection, its thread cannot fail.
+        loop = asyncio.get_running_loop()
+        conn, info = await loop.run_in_executor(None, open_readonly, self.path, self._busy_timeout)
+        conn.row_factory = sqlite3.Row
+        return Reader(await aiosqlite.Connection(lambda: conn, 64), info, self.path)
+
+    @staticmethod
+    async def _close_when_open(opening: asyncio.Future[Reader]) -> None:
+        with suppress(Exception):  # a failed open has already ended its thread
+            reader = await opening
+            await reader.close()
+
+    def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run work without a caller waiting for it; close() waits for it."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def _release(self, reader: Reader) -> None:
+        async with self._freed:
+            if reader.retired:
+                self._open -= 1
+                self._in_background(reader.close())
+            else:
+                self._idle.append(reader)
+            self._freed.notify()
+
+    async def close(self) -> None:
+        """Close every connection, waiting for ones still unwinding an interrupted query.
+
+        A worker thread that finishes after the event loop has closed would die
+        with a traceback on stderr, so nothing may be left running.
+        """
+        idle, self._idle = self._idle, []
+        for reader in idle:
+            await reader.close()
+        if self._closing:
+            await asyncio.wait(set(self._closing), timeout=5.0)
+        self._open = 0

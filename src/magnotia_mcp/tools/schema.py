@@ -1,0 +1,61 @@
+"""Building blocks for the tools' JSON Schemas, so the four tools describe things one way.
+
+Input schemas are what ``tools/list`` shows a model *and* what
+``arguments.validate`` enforces; output schemas describe exactly what the
+handlers return (checked by the official SDK clients in the tests).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Schema = dict[str, Any]
+
+SOURCES = ["dictation", "meeting", "file"]
+TIME_HELP = "RFC 3339 time (2026-05-09T14:03:12Z) or a date (2026-05-09 = that day's start, UTC)"
+
+STRING: Schema = {"type": "string"}
+INTEGER: Schema = {"type": "integer"}
+SOURCE: Schema = {"type": "string", "enum": SOURCES}
+CURSOR: Schema = {"type": "string", "description": "next_cursor from the previous page; omit for the first page."}
+NEXT_CURSOR: Schema = {"type": ["string", "null"], "description": "Pass as cursor for the next page; null on the last."}
+
+
+def arguments(properties: Schema, required: tuple[str, ...] = ()) -> Schema:
+    """An input schema: an object of exactly these properties."""
+    schema: Schema = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = list(required)
+    return schema
+
+
+def nullable(kind: str) -> Schema:
+    return {"type": [kind, "null"]}
+
+
+def record(properties: Schema, *, optional: tuple[str, ...] = (), nullable: bool = False) -> Schema:
+    """An output object: every property is always present (maybe null) unless named optional."""
+    return {
+        "type": ["object", "null"] if nullable else "object",
+        "properties": properties,
+        "required": [name for name in properties if name not in optional],
+    }
+
+
+def list_of(item: Schema) -> Schema:
+    return {"type": "array", "items": item}
+
+
+def source(what: str) -> Schema:
+    return {"type": "string", "enum": SOURCES, "description": f"Only {what} of this kind."}
+
+
+def limit(high: int, default: int, what: str) -> Schema:
+    return {"type": "integer", "minimum": 1, "maximum": high, "default": default, "description": what}
+
+
+def time(what: str) -> Schema:
+    return {"type": "string", "description": f"{what} this {TIME_HELP}."}
+
+
+TRANSCRIPT_REF = record({"id": STRING, "title": STRING}, nullable=True)

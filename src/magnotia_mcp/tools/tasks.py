@@ -1,0 +1,69 @@
+"""list_tasks: the action items extracted from transcripts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from magnotia_mcp import cursors
+from magnotia_mcp.arguments import parse_time
+from magnotia_mcp.store.tasks import list_tasks
+from magnotia_mcp.tools import schema
+from magnotia_mcp.tools.base import Tool, ToolContext
+
+
+async def _list_tasks(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    after = cursors.decode("tasks", args["cursor"], 5) if "cursor" in args else None
+    due_before = parse_time("due_before", args["due_before"]) if "due_before" in args else None
+    async with ctx.store.reader() as db:
+        page, key = await list_tasks(
+            db,
+            limit=args["limit"],
+            status=args["status"],
+            transcript_id=args.get("transcript_id"),
+            due_before=due_before,
+            after=after,
+        )
+    return {"tasks": page, "next_cursor": cursors.encode("tasks", key) if key else None}
+
+
+LIST_TASKS = Tool(
+    "list_tasks",
+    "List tasks",
+    "List the action items Magnotia extracted from the user's transcripts: open before done, then by due "
+    "date (undated last), then newest first. Filter by status, source transcript or due date; page with cursor.",
+    schema.arguments(
+        {
+            "status": {
+                "type": "string",
+                "enum": ["open", "done", "all"],
+                "default": "all",
+                "description": "Which tasks: open, done, or all.",
+            },
+            "transcript_id": {"type": "string", "description": "Only tasks extracted from this transcript."},
+            "due_before": schema.time("Only tasks due before"),
+            "limit": schema.limit(100, 50, "Page size, 1-100."),
+            "cursor": schema.CURSOR,
+        }
+    ),
+    schema.record(
+        {
+            "tasks": schema.list_of(
+                schema.record(
+                    {
+                        "id": schema.STRING,
+                        "title": schema.STRING,
+                        "notes": schema.nullable("string"),
+                        "status": {"type": "string", "enum": ["open", "done"]},
+                        "priority": schema.nullable("integer"),
+                        "due_at": schema.nullable("string"),
+                        "created_at": schema.STRING,
+                        "completed_at": schema.nullable("string"),
+                        "transcript": schema.TRANSCRIPT_REF,
+                    }
+                )
+            ),
+            "next_cursor": schema.NEXT_CURSOR,
+        }
+    ),
+    _list_tasks,
+)
