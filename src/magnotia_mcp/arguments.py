@@ -14,7 +14,11 @@ from typing import Any
 
 from magnotia_mcp.errors import InvalidArguments
 
-_TYPE_NAMES = {"integer": "an integer", "string": "a string", "boolean": "true or false"}
+HANDLED_TYPES = ("integer", "string", "boolean")
+
+
+class UnsupportedSchema(TypeError):
+    """A tool's input schema uses a type the validator does not check: a bug in the tool."""
 
 
 def validate(schema: dict[str, Any], arguments: object) -> dict[str, Any]:
@@ -61,8 +65,12 @@ def _check(name: str, spec: dict[str, Any], value: object) -> object:
             raise InvalidArguments(name, f"must be at least {spec['minLength']} character(s) long")
         if len(value) > spec.get("maxLength", len(value)):
             raise InvalidArguments(name, f"must be at most {spec['maxLength']} characters long, not {len(value)}")
-    elif kind == "boolean" and not isinstance(value, bool):
-        raise InvalidArguments(name, f"must be true or false, not {_json_type(value)}")
+    elif kind == "boolean":
+        if not isinstance(value, bool):
+            raise InvalidArguments(name, f"must be true or false, not {_json_type(value)}")
+    else:
+        # A schema this validator cannot enforce would let anything through: refuse it.
+        raise UnsupportedSchema(f"argument {name!r} has type {kind!r}; arguments.validate handles {HANDLED_TYPES}")
     return value
 
 

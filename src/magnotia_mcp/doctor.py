@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -55,7 +57,6 @@ extensions:
 
 
 def _shell_quote(part: str) -> str:
-    import shlex
 
     return shlex.quote(part)
 
@@ -90,6 +91,4 @@ def run_doctor(db_flag: str | None, *, demo: bool = False) -> int:
 
 
 def _sqlite_version() -> str:
-    import sqlite3
-
     return sqlite3.sqlite_version

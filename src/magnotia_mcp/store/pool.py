@@ -13,13 +13,12 @@ import sqlite3
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import aiosqlite
 
 from magnotia_mcp import log
 from magnotia_mcp.store.opening import Fingerprint, StoreInfo, fingerprint, identity, open_readonly, store_error
-
-if TYPE_CHECKING:
-    import aiosqlite
 
 Params = Sequence[Any] | dict[str, Any]
 # How long closing a connection may keep interrupting what its thread runs: 10 s.
@@ -183,8 +182,6 @@ class Store:
             raise
 
     async def _open_reader(self) -> Reader:
-        import aiosqlite
-
         # Open and check on a pool thread first: aiosqlite does not wait for its worker
         # thread to end when opening fails, and that thread would then report back to an
         # event loop that may be gone. Handed an open connection, its thread cannot fail.

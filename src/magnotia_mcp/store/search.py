@@ -11,7 +11,7 @@ import json
 from bisect import bisect_right
 from collections.abc import AsyncIterator, Callable, Iterable
 from itertools import accumulate
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from magnotia_mcp.querylang import Query, fold, snippet, sql_match
 from magnotia_mcp.text import preview
@@ -79,6 +79,7 @@ _T_FILTERS = {
 TITLE_SCORE = 1.0
 TEXT_SCORE = 0.5
 SCAN_BATCH = 256
+Plan = Literal["few", "many", "most"]
 HIT_BATCH = 10
 
 
@@ -155,15 +156,33 @@ async def _fts_newest(
     if len(first) <= MANY_MATCHES:
         if not first:
             return []
-        rowids = json.dumps([r[0] for r in first])
-        return await db.all(FTS_HITS + _where(filt) + FTS_FEW_ORDER, {**filt, "rowids": rowids, "limit": limit})
+        return await run_plan(db, "few", match, limit, filt, rowids=[r[0] for r in first])
     row = await db.one(FTS_MATCH_COUNT, {"match": match, "cap": most + 1})
     count = row[0] if row is not None else 0
-    if count <= most or prefix:
-        sql = FTS_HITS_NEWEST_FIRST + _where(filt) + FTS_HITS_ORDER
-    else:
-        sql = FTS_HITS_PROBING + _where(filt) + FTS_HITS_ORDER
-    return await db.all(sql, {**filt, "match": match, "limit": limit})
+    plan: Plan = "many" if count <= most or prefix else "most"
+    return await run_plan(db, plan, match, limit, filt)
+
+
+async def run_plan(
+    db: Reader,
+    plan: Plan,
+    match: str,
+    limit: int,
+    filt: dict[str, str | None],
+    *,
+    rowids: list[int] | None = None,
+) -> list[sqlite3.Row]:
+    """The newest live rows matching match by one plan; every plan gives the same rows in the same order.
+
+    rowids are the index's matches when the caller has read them already (the few plan).
+    """
+    if plan == "few":
+        if rowids is None:
+            rowids = [r[0] for r in await db.all(_MATCHES, {"match": match})]
+        params = {**filt, "rowids": json.dumps(rowids), "limit": limit}
+        return await db.all(FTS_HITS + _where(filt) + FTS_FEW_ORDER, params)
+    sql = FTS_HITS_NEWEST_FIRST if plan == "many" else FTS_HITS_PROBING
+    return await db.all(sql + _where(filt) + FTS_HITS_ORDER, {**filt, "match": match, "limit": limit})
 
 
 async def _scan_hits(

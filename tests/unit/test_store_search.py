@@ -1,0 +1,156 @@
+"""store.search: the three full-text plans agree, and search picks each of them on a real store.
+
+The few / many / most plans exist only for speed (see store/search.py): for any
+query and filters they must return the same rows in the same order. The store
+here has more than 1,000 index matches for its common words, so the many and
+most plans are the ones search would pick, and each plan is run directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from magnotia_mcp.querylang import parse
+from magnotia_mcp.store import search
+from magnotia_mcp.store.pool import Reader, Store
+from tests.support.storefactory import StoreBuilder
+
+ROWS = 3_000
+COMMON = "budget"  # in about 3 rows of 4: more than MANY_MATCHES, and "most" of the rows
+HALF = "garden"  # in about 1 row of 2 (below MOST_SHARE when filtered, above MANY_MATCHES)
+RARE = "kumquat"  # in 1 row of 40: the few plan
+
+
+@pytest.fixture(scope="module")
+def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    rng = random.Random(20261201)
+    b = StoreBuilder(tmp_path_factory.mktemp("plans") / "magnotia.db")
+    for i in range(ROWS):
+        words = ["note", str(i)]
+        if rng.random() < 0.75:
+            words.append(COMMON)
+        if rng.random() < 0.5:
+            words.append(HALF)
+        if i % 40 == 0:
+            words.append(RARE)
+        rng.shuffle(words)
+        # Many rows share a created_at, so the id tie-break is part of the order under test.
+        created = f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}T{i % 7:02d}:00:00.000Z"
+        b.transcript(
+            id=f"t{i:05d}",
+            title=f"{COMMON} review" if i % 400 == 0 else f"weekly sync {i}",
+            source=("dictation", "meeting", "file")[i % 3],
+            raw_text=" ".join(words),
+            created_at=created,
+            deleted_at="2026-12-01T00:00:00.000Z" if i % 13 == 0 else None,
+            segments=[],
+        )
+    return b.close()
+
+
+@pytest.fixture(scope="module")
+def loop() -> Iterator[asyncio.AbstractEventLoop]:
+    loop = asyncio.new_event_loop()
+    yield loop
+    loop.close()
+
+
+@pytest.fixture(scope="module")
+def reader(store_path: Path, loop: asyncio.AbstractEventLoop) -> Iterator[Reader]:
+    store = Store(store_path)
+    context = store.reader()
+    reader = loop.run_until_complete(context.__aenter__())
+    yield reader
+    loop.run_until_complete(context.__aexit__(None, None, None))
+    loop.run_until_complete(store.close())
+
+
+FILTERS = [
+    pytest.param({}, id="no-filter"),
+    pytest.param({"source": "meeting"}, id="source"),
+    pytest.param({"since": "2026-06-01T00:00:00.000Z"}, id="since"),
+    pytest.param({"since": "2026-03-01T00:00:00.000Z", "until": "2026-09-01T00:00:00.000Z"}, id="range"),
+    pytest.param({"until": "2026-02-01T00:00:00.000Z", "source": "file"}, id="until-source"),
+]
+QUERIES = [COMMON, HALF, RARE, f"{COMMON} {HALF}", f"{RARE} OR {HALF}", '"note 1"', "gard*"]
+
+
+def _match_count(loop: asyncio.AbstractEventLoop, reader: Reader, match: str) -> int:
+    rows = loop.run_until_complete(reader.all(search._MATCHES, {"match": match}))
+    return len(rows)
+
+
+def test_the_store_has_more_matches_than_the_few_plan_handles(loop: asyncio.AbstractEventLoop, reader: Reader) -> None:
+    """Otherwise the many and most plans would only ever run on small sets here."""
+    assert _match_count(loop, reader, parse(COMMON).fts()) > 2 * search.MANY_MATCHES
+    assert _match_count(loop, reader, parse(HALF).fts()) > search.MANY_MATCHES
+    assert 0 < _match_count(loop, reader, parse(RARE).fts()) < search.MANY_MATCHES
+
+
+@pytest.mark.parametrize("filt", FILTERS)
+@pytest.mark.parametrize("query", QUERIES)
+@pytest.mark.parametrize("column", [None, "title"])
+@pytest.mark.parametrize("limit", [1, 10, 50])
+def test_few_many_and_most_plans_return_the_same_hits_in_the_same_order(
+    loop: asyncio.AbstractEventLoop,
+    reader: Reader,
+    filt: dict[str, str],
+    query: str,
+    column: str | None,
+    limit: int,
+) -> None:
+    full = {"since": None, "until": None, "source": None, **filt}
+    match = parse(query).fts(column)
+    answers = {
+        plan: [row["id"] for row in loop.run_until_complete(search.run_plan(reader, plan, match, limit, full))]
+        for plan in ("few", "many", "most")
+    }
+    assert answers["few"] == answers["many"] == answers["most"]
+    # The expected page, from first principles: live, filtered, newest first, then by id.
+    expected = loop.run_until_complete(
+        reader.all(
+            "SELECT id FROM transcripts WHERE deleted_at IS NULL AND rowid IN ("
+            + search._MATCHES
+            + ")"
+            + "".join(search._T_FILTERS[k].replace("t.", "") for k, v in full.items() if v)
+            + " ORDER BY created_at DESC, id DESC LIMIT :limit",
+            {**full, "match": match, "limit": limit},
+        )
+    )
+    assert answers["few"] == [row["id"] for row in expected]
+
+
+def test_search_runs_each_plan_on_this_store(
+    loop: asyncio.AbstractEventLoop, reader: Reader, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The choice itself: a rare word takes few, a common one most, a prefix stays with many.
+
+    Few titles hold the common word, so the text pass (the plan checked here) always runs.
+    """
+    chosen: list[str] = []
+    real = search.run_plan
+
+    async def spy(
+        db: Reader,
+        plan: search.Plan,
+        match: str,
+        limit: int,
+        filt: dict[str, str | None],
+        *,
+        rowids: list[int] | None = None,
+    ) -> list[sqlite3.Row]:
+        chosen.append(plan)
+        return await real(db, plan, match, limit, filt, rowids=rowids)
+
+    monkeypatch.setattr(search, "run_plan", spy)
+    for text in (RARE, COMMON, "budg*"):
+        chosen.clear()
+        result = loop.run_until_complete(search.search_transcripts(reader, parse(text), limit=10))
+        assert result["hits"], text
+        assert chosen[-1] == {RARE: "few", COMMON: "most", "budg*": "many"}[text], (text, chosen)
