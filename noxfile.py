@@ -42,7 +42,7 @@ def lint(session: nox.Session) -> None:
     session.run(
         "ruff", "format", "--check", "src", "tests", "packaging", "devtools", "scripts", "benchmarks", "noxfile.py"
     )
-    session.run("mypy", "--strict", "src", "packaging", "devtools", "benchmarks")
+    session.run("mypy", "--strict", "src", "packaging", "devtools", "benchmarks", "tests")
 
 
 @nox.session(python=PYTHON)
@@ -52,17 +52,8 @@ def demo(session: nox.Session) -> None:
     session.run("python", "scripts/demo_exchange.py", *session.posargs)
 
 
-# The tests that start a server process: the same suite runs against every channel.
-E2E_TESTS = [
-    "tests/test_e2e_protocol.py",
-    "tests/test_e2e_tools.py",
-    "tests/test_e2e_store.py",
-    "tests/test_revisions_raw.py",
-    "tests/test_concurrency.py",
-    "tests/test_readme_configs.py",
-    "tests/test_cli.py",
-    "tests/test_readonly_mount.py",
-]
+# The tests that start a server process: tests/e2e (marked e2e by its conftest), the same suite for every channel.
+E2E = ("-m", "e2e", "tests/e2e")
 
 
 @nox.session(python=PYTHON)
@@ -86,7 +77,7 @@ def freeze(session: nox.Session) -> None:
     session.log(f"built {binary} ({binary.stat().st_size / 1e6:.1f} MB)")
     session.env["MAGNOTIA_MCP_BIN"] = str(binary)
     session.run(
-        "pytest", "--strict-markers", "--server", "frozen", "--server-bin", str(binary), *(session.posargs or E2E_TESTS)
+        "pytest", "--strict-markers", "--server", "frozen", "--server-bin", str(binary), *(session.posargs or E2E)
     )
 
 
@@ -99,7 +90,7 @@ def docker(session: nox.Session) -> None:
         session.run("python", "devtools/container.py", step)
     env = session.run("python", "devtools/container.py", "env", "--json", silent=True)
     session.env.update(json.loads(str(env)))
-    session.run("pytest", "--strict-markers", "--server", "container", *(session.posargs or E2E_TESTS))
+    session.run("pytest", "--strict-markers", "--server", "container", *(session.posargs or E2E))
 
 
 @nox.session(python=PYTHON)

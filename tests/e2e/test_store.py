@@ -11,16 +11,13 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
 
-from tests.server import Launcher, ServerProcess
-from tests.storefactory import StoreBuilder, ts
-
-pytestmark = pytest.mark.e2e
+from tests.support.server import Launcher, ServerProcess
+from tests.support.storefactory import StoreBuilder, ts
 
 Start = Callable[..., ServerProcess]
 NewStore = Callable[..., StoreBuilder]
@@ -30,17 +27,16 @@ TOOL_CALLS = [
     pytest.param("search_transcripts", {"query": "budget"}, id="search_transcripts"),
     pytest.param("list_tasks", {}, id="list_tasks"),
 ]
+STORE_FAULT_TIMEOUT = 10.0  # seconds: only so that a hang fails the test instead of stalling the run
 
 
 def store_error(
-    server: ServerProcess, tool: str = "list_transcripts", arguments: dict[str, object] | None = None
+    server: ServerProcess, tool: str = "list_transcripts", arguments: Mapping[str, object] | None = None
 ) -> str:
-    """Call a tool that must fail with -32603; returns the message."""
-    began = time.monotonic()
-    response = server.call(tool, arguments if arguments is not None else {})
+    """Call a tool that must fail with -32603 (a store fault must not hang the call); returns the message."""
+    response = server.call(tool, arguments if arguments is not None else {}, timeout=STORE_FAULT_TIMEOUT)
     assert "error" in response, response
     assert response["error"]["code"] == -32603, response
-    assert time.monotonic() - began < 10, "a store fault must not hang the call"
     return str(response["error"]["message"])
 
 
@@ -258,9 +254,7 @@ def test_a_store_locked_past_the_busy_timeout_is_an_error_and_then_recovers(
             " VALUES ('n', 'New', 'file', 'x', ?, ?)",
             (ts(20), ts(20)),
         )
-        began = time.monotonic()
-        message = store_error(server)
-        assert time.monotonic() - began < 8
+        message = store_error(server)  # not a hang: the busy timeout runs out and the call says so
         assert "locked" in message or "busy" in message
         assert launcher.served_path(db) in message
         assert server.request("ping")["result"] == {}
@@ -298,12 +292,11 @@ def test_rows_the_app_commits_are_seen_on_the_next_call(start_server: Start, new
             (ts(20), ts(20)),
         )
         app.execute("INSERT INTO tasks (id, title, created_at) VALUES ('k-pending', 'Uncommitted task', ?)", (ts(20),))
-        began = time.monotonic()
-        assert "Uncommitted" not in titles(server)  # the open write transaction does not block readers
+        # The open write transaction does not block readers: these are answers, not "locked" errors.
+        assert "Uncommitted" not in titles(server)
         hits = server.result("search_transcripts", {"query": "budget", "limit": 50})["hits"]
         assert {h["title"] for h in hits} == {"Old", "New 0", "New 1", "New 2"}
         assert server.result("list_tasks")["tasks"] == []
-        assert time.monotonic() - began < 2
         app.execute("COMMIT")
         assert titles(server)[0] == "Uncommitted"
         assert [t["title"] for t in server.result("list_tasks")["tasks"]] == ["Uncommitted task"]

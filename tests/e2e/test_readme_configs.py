@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.server import ServerProcess
-from tests.storefactory import StoreBuilder
+from tests.support.server import ServerProcess
+from tests.support.storefactory import StoreBuilder
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 BLOCK = re.compile(r"<!-- host-config: (\S+) (\S+) -->\n```(\w+)\n(.*?)```", re.S)
 HOSTS = ("claude-desktop", "claude-code", "vscode", "goose")
 CHANNELS = ("package", "executable", "docker")

@@ -19,12 +19,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import SharedServers
-from tests.server import ServerProcess
-from tests.storefactory import StoreBuilder, ts
-from tests.textchecks import breaks_cluster
-
-pytestmark = pytest.mark.e2e
+from tests.support.server import ServerProcess, SharedServers
+from tests.support.storefactory import StoreBuilder, ts
+from tests.support.textchecks import breaks_cluster
 
 Start = Callable[..., ServerProcess]
 NewStore = Callable[..., StoreBuilder]

@@ -7,7 +7,7 @@ this tree copies a schema.
 
 Use it on every message the server writes::
 
-    from tests.wire_schema import validate_server_message
+    from tests.support.wire_schema import validate_server_message
 
     validate_server_message(message, "2025-06-18", request_method="tools/list")   # a response
     validate_server_message(progress, "2025-06-18")                               # a notification
@@ -15,7 +15,7 @@ Use it on every message the server writes::
 Or let a tracker work out the revision and method of each response (the easiest
 way to validate a whole conversation, e.g. from ``ServerProcess.send``/``read``)::
 
-    from tests.wire_schema import WireTracker
+    from tests.support.wire_schema import WireTracker
 
     tracker = WireTracker()
     tracker.client_sent(request)   # every message (or batch) written to the server's stdin
@@ -58,7 +58,7 @@ Limitation: ``mcp-types`` ships models for two schema eras only, 2025-11-25 and
 does. Members a revision does not have yet (``title`` and ``outputSchema``
 before 2025-06-18, ``annotations`` on tools before 2025-03-26, ``message`` on
 progress before 2025-03-26, ``structuredContent`` before 2025-06-18, ...) are
-therefore not caught here; tests/test_revisions_raw.py asserts those absences
+therefore not caught here; tests/e2e/test_revisions.py asserts those absences
 itself. The version gate (which methods exist) is per revision.
 """
 

@@ -1,7 +1,12 @@
 """Raw JSON-RPC, one test per protocol revision: the exact shape of every answer.
 
+This is the end-to-end home of the per-revision rules (which members, which
+error codes, errors or isError results, progress messages): each is asserted
+here once, for every revision; test_protocol.py covers what every revision
+shares, and the real-client tests (tests/clients) what real clients accept.
+
 Each message the server writes is validated against the official models of the
-revision in use (tests/wire_schema.py, from mcp-types). On top of that, these
+revision in use (tests/support/wire_schema.py, from mcp-types). On top of that, these
 tests assert what the models cannot: members a revision must NOT have (the
 models cover 2025-11-25 and 2026-07-28 only), the error codes of each revision,
 and that results carry the store's real data. Expectations come from the
@@ -12,14 +17,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 
 from magnotia_mcp import __version__
-from tests.clients_support import (
+from tests.support.protocol import (
     LEGACY,
     META_CAPABILITIES,
     META_SERVER_INFO,
@@ -30,16 +34,11 @@ from tests.clients_support import (
     TOOL_NAMES,
     URI_PREFIX,
     URI_TEMPLATE,
-    Raw,
-    Sample,
     at_least,
-    build_sample,
     modern_meta,
 )
-from tests.server import ServerProcess
-from tests.wire_schema import WireSchemaError, check_server_message, validate_server_message
-
-pytestmark = pytest.mark.e2e
+from tests.support.sample import Sample, build_sample
+from tests.support.server import ServerProcess
 
 Start = Callable[..., ServerProcess]
 
@@ -49,9 +48,15 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> Sample:
     return build_sample(tmp_path_factory.mktemp("raw") / "magnotia.db")
 
 
-def session(start_server: Start, sample: Sample, revision: str) -> tuple[Raw, dict[str, Any]]:
-    raw = Raw(start_server(sample.path), revision)
-    return raw, raw.open()
+@pytest.fixture(scope="module")
+def scan_sample(tmp_path_factory: pytest.TempPathFactory) -> Sample:
+    """The sample without the full-text index: every search scans, and reports progress when asked."""
+    return build_sample(tmp_path_factory.mktemp("raw-scan") / "magnotia.db", fts=False)
+
+
+def session(start_server: Start, sample: Sample, revision: str) -> tuple[ServerProcess, dict[str, Any]]:
+    raw = start_server(sample.path)
+    return raw, raw.open(revision)
 
 
 def result_of(response: dict[str, Any]) -> dict[str, Any]:
@@ -113,6 +118,28 @@ def capabilities(revision: str) -> dict[str, Any]:
 
 # -- the per-revision walk ----------------------------------------------------------------
 
+# tools/call params that name no tool of ours, and a word the error message must contain.
+MALFORMED_CALLS: list[tuple[dict[str, Any], str]] = [
+    ({"name": "delete_everything"}, "delete_everything"),
+    ({"arguments": {}}, "name"),
+    ({"name": 5}, "name"),
+    ({"name": None}, "name"),
+]
+# Arguments a tool refuses, and the argument its message must name (each tool's own rules: tests/e2e/test_tools.py).
+BAD_ARGUMENTS: list[tuple[str, dict[str, Any], str]] = [
+    ("list_transcripts", {"limit": 0}, "limit"),
+    ("list_transcripts", {"limit": 101}, "limit"),
+    ("list_transcripts", {"limit": True}, "limit"),
+    ("list_transcripts", {"since": "last week"}, "since"),
+    ("get_transcript", {}, "id"),
+    ("get_transcript", {"id": "x", "format": "html"}, "format"),
+    ("search_transcripts", {}, "query"),
+    ("search_transcripts", {"query": 7}, "query"),
+    ("list_tasks", {"colour": "red"}, "colour"),
+    ("list_tasks", {"status": "closed"}, "status"),
+    ("list_tasks", {"cursor": "forged"}, "cursor"),
+]
+
 
 def check_open(revision: str, opened: dict[str, Any]) -> None:
     if revision == MODERN:
@@ -135,9 +162,10 @@ def check_open(revision: str, opened: dict[str, Any]) -> None:
         assert opened["capabilities"] == capabilities(revision)
         assert opened["serverInfo"] == server_info(revision)
     assert "search_transcripts" in opened["instructions"]
+    assert "get_transcript" in opened["instructions"]
 
 
-def check_tools(raw: Raw, revision: str, sample: Sample) -> None:
+def check_tools(raw: ServerProcess, revision: str, sample: Sample) -> None:
     listed = result_of(raw.request("tools/list"))
     assert set(listed) == {"tools"} | envelope(revision, cacheable=True)
     check_envelope(listed, revision, cacheable=True)
@@ -151,7 +179,9 @@ def check_tools(raw: Raw, revision: str, sample: Sample) -> None:
         keys |= {"title", "outputSchema"}
     for tool in tools.values():
         assert set(tool) == keys, (revision, tool["name"], set(tool) ^ keys)
+        assert tool["description"]
         assert tool["inputSchema"]["type"] == "object"
+        assert tool["inputSchema"]["additionalProperties"] is False
         jsonschema.Draft202012Validator.check_schema(tool["inputSchema"])
         if "outputSchema" in tool:
             assert tool["outputSchema"]["type"] == "object"  # 2025-06-18 and 2025-11-25 allow objects only
@@ -193,33 +223,43 @@ def check_tools(raw: Raw, revision: str, sample: Sample) -> None:
     assert [h["transcript_id"] for h in payloads["search_transcripts"]["hits"]] == [sample.meeting]
     assert {t["title"] for t in payloads["list_tasks"]["tasks"]} == {"Send the budget draft", "Book the room"}
 
-    # Unknown tool, and a request that is not a CallToolRequest: protocol errors in every revision.
-    error_of(raw.call("no_such_tool", {}), -32602)
-    error_of(raw.request("tools/call", {"arguments": {}}), -32602)
+    # A call naming no tool we have, or that is not a CallToolRequest: -32602 in every revision.
+    for params, mentions in MALFORMED_CALLS:
+        error = error_of(raw.request("tools/call", params), -32602)
+        assert mentions in error["message"], (params, error)
     error_of(raw.call("list_tasks", [1, 2]), -32602)
 
     # Invalid arguments and "not found": results with isError from 2025-11-25, errors before.
-    bad_args = raw.call("list_transcripts", {"limit": 0})
-    unknown_arg = raw.call("get_transcript", {"id": sample.meeting, "no_such_argument": 1})
+    bad_arguments = [
+        *BAD_ARGUMENTS,
+        ("get_transcript", {"id": sample.meeting, "no_such_argument": 1}, "no_such_argument"),
+    ]
+    for tool, arguments, named in bad_arguments:
+        response = raw.call(tool, arguments)
+        if at_least(revision, "2025-11-25"):
+            result = result_of(response)
+            assert set(result) == {"content", "isError"} | envelope(revision), result  # no structuredContent
+            check_envelope(result, revision)
+            assert result["isError"] is True
+            assert result["content"][0]["type"] == "text"
+            assert named in result["content"][0]["text"], (tool, arguments, result)
+        else:
+            assert named in error_of(response, -32602)["message"], (tool, arguments, response)
     missing = raw.call("get_transcript", {"id": "no-such-id"})
     trashed = raw.call("get_transcript", {"id": sample.trashed})
     if at_least(revision, "2025-11-25"):
-        for response, words in ((bad_args, "limit"), (unknown_arg, "no_such_argument"), (missing, "not found")):
+        for response, transcript_id in ((missing, "no-such-id"), (trashed, sample.trashed)):
             result = result_of(response)
             assert set(result) == {"content", "isError"} | envelope(revision), result
             check_envelope(result, revision)
             assert result["isError"] is True
-            assert result["content"][0]["type"] == "text"
-            assert words in result["content"][0]["text"]
-        assert result_of(trashed)["isError"] is True
+            assert result["content"] == [{"type": "text", "text": f"Transcript {transcript_id} not found"}]
     else:
-        error_of(bad_args, -32602)
-        error_of(unknown_arg, -32602)
-        error_of(missing, -32000)
-        error_of(trashed, -32000)
+        assert error_of(missing, -32000)["message"] == "Transcript no-such-id not found"
+        assert error_of(trashed, -32000)["message"] == f"Transcript {sample.trashed} not found"
 
 
-def check_resources(raw: Raw, revision: str, sample: Sample) -> None:
+def check_resources(raw: ServerProcess, revision: str, sample: Sample) -> None:
     titled = at_least(revision, "2025-06-18")
     listed = result_of(raw.request("resources/list"))
     assert set(listed) == {"resources"} | envelope(revision, cacheable=True)
@@ -260,7 +300,7 @@ def check_resources(raw: Raw, revision: str, sample: Sample) -> None:
         assert error["data"] == {"uri": missing}
 
 
-def check_prompts(raw: Raw, revision: str, sample: Sample) -> None:
+def check_prompts(raw: ServerProcess, revision: str, sample: Sample) -> None:
     titled = at_least(revision, "2025-06-18")
     listed = result_of(raw.request("prompts/list"))
     assert set(listed) == {"prompts"} | envelope(revision, cacheable=True)
@@ -295,7 +335,7 @@ def check_prompts(raw: Raw, revision: str, sample: Sample) -> None:
     error_of(raw.request("prompts/get", {"name": "summarize_transcript", "arguments": {"transcript_id": "x"}}), -32602)
 
 
-def check_completion(raw: Raw, revision: str, sample: Sample) -> None:
+def check_completion(raw: ServerProcess, revision: str, sample: Sample) -> None:
     by_title = result_of(
         raw.request(
             "completion/complete",
@@ -334,18 +374,19 @@ def test_exact_shapes_per_revision(revision: str, start_server: Start, sample: S
         error_of(raw.request("ping"), -32601)  # removed in 2026-07-28
     else:
         assert raw.request("ping")["result"] == {}
-        error_of(raw.request("server/discover"), -32602)  # no _meta: not a modern request
+        error_of(raw.request("server/discover", {}), -32602)  # no _meta: not a modern request
     error_of(raw.request("logging/setLevel", {"level": "info"}), -32601)  # logging is not declared
     error_of(raw.request("no/such/method"), -32601)
-    assert raw.tracker.revisions == {revision}
-    assert len(raw.tracker.validated) >= 30
+    assert raw.wire.revisions == {revision}
+    assert len(raw.wire.validated) >= 30
 
 
 # -- 2026-07-28 specifics -------------------------------------------------------------------
 
 
 def test_modern_version_errors(start_server: Start, sample: Sample) -> None:
-    raw = Raw(start_server(sample.path), MODERN)
+    raw = start_server(sample.path)
+    raw.revision = MODERN
     for method in ("server/discover", "tools/list", "tools/call"):
         for version in ("1999-01-01", "2025-11-25", "DRAFT-2026-v1"):
             params: dict[str, Any] = {"_meta": modern_meta(version)}
@@ -376,9 +417,12 @@ def test_modern_version_errors(start_server: Start, sample: Sample) -> None:
 
 
 def test_initialize_era_rules(start_server: Start, sample: Sample) -> None:
-    """initialize counter-offers instead of failing; eras coexist in one process, each with its own shapes."""
-    raw = Raw(start_server(sample.path), MODERN)
-    assert result_of(raw.request("server/discover"))["supportedVersions"] == [MODERN]
+    """initialize counter-offers instead of failing; eras coexist in one process, each with its own shapes.
+
+    (Which revision an unknown initialize version gets: tests/e2e/test_protocol.py.)
+    """
+    raw = start_server(sample.path)
+    assert raw.open(MODERN)["supportedVersions"] == [MODERN]
     # A legacy client on the same process: 2026-07-28 is not a handshake version, so it gets the newest legacy one.
     offered = result_of(
         raw.request(
@@ -390,18 +434,9 @@ def test_initialize_era_rules(start_server: Start, sample: Sample) -> None:
     assert offered["protocolVersion"] == "2025-11-25"
     raw.notify("notifications/initialized")
 
-    raw2 = Raw(start_server(sample.path), "2024-11-05")
-    unknown = result_of(
-        raw2.request(
-            "initialize",
-            {"protocolVersion": "1999-01-01", "capabilities": {}, "clientInfo": {"name": "x", "version": "0"}},
-        )
-    )
-    assert unknown["protocolVersion"] == "2025-11-25"
-
     # Legacy 2024-11-05 and modern requests interleaved on one process: each gets its revision's shapes.
-    raw3 = Raw(start_server(sample.path), "2024-11-05")
-    raw3.open()
+    raw3 = start_server(sample.path)
+    raw3.open("2024-11-05")
     legacy_tools = result_of(raw3.request("tools/list"))
     modern_tools = result_of(raw3.request("tools/list", {"_meta": modern_meta()}))
     assert "title" not in legacy_tools["tools"][0]
@@ -412,112 +447,22 @@ def test_initialize_era_rules(start_server: Start, sample: Sample) -> None:
     modern_missing = raw3.request("resources/read", {"uri": URI_PREFIX + "nope", "_meta": modern_meta()})
     error_of(legacy_missing, -32002)
     error_of(modern_missing, -32602)
-    assert raw3.tracker.revisions == {"2024-11-05", MODERN}
+    assert raw3.wire.revisions == {"2024-11-05", MODERN}
 
 
-def test_progress_message_absent_in_2024(start_server: Start, sample: Sample) -> None:
-    """No progress here (an FTS search is quick); every notification the server wrote passed validation."""
-    raw = Raw(start_server(sample.path), "2024-11-05")
-    raw.open()
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_progress_carries_a_message_from_2025_03_26(revision: str, start_server: Start, scan_sample: Sample) -> None:
+    """A search that scans reports progress when asked; "message" exists from 2025-03-26 on, never in 2024-11-05."""
+    raw = start_server(scan_sample.path)
+    raw.open(revision)
     response = raw.request(
         "tools/call", {"name": "search_transcripts", "arguments": {"query": "budget"}, "_meta": {"progressToken": 7}}
     )
-    assert result_of(response)["isError"] is False
-    for note in raw.notifications:
+    result = result_of(response)
+    assert result["isError"] is False
+    assert json.loads(result["content"][0]["text"])["mode"] == "scan"
+    assert raw.notifications, "a scan reports progress when asked"
+    for note in raw.notifications:  # all read before the response
         assert note["method"] == "notifications/progress"
-        assert "message" not in note["params"]
-
-
-def test_batches_only_in_2025_03_26(start_server: Start, sample: Sample) -> None:
-    raw = Raw(start_server(sample.path), "2025-03-26")
-    raw.open()
-    raw.send_message(
-        [
-            {"jsonrpc": "2.0", "id": "b1", "method": "ping"},
-            {"jsonrpc": "2.0", "id": "b2", "method": "tools/call", "params": {"name": "list_tasks", "arguments": {}}},
-            {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        ]
-    )
-    batch = raw.read()
-    assert isinstance(batch, list)
-    assert {m["id"] for m in batch} == {"b1", "b2"}
-    raw.responses.clear()
-
-    raw2 = Raw(start_server(sample.path), "2025-06-18")
-    raw2.open()
-    raw2.send_message([{"jsonrpc": "2.0", "id": "b1", "method": "ping"}])
-    reply = raw2.read()
-    assert isinstance(reply, dict)
-    assert reply["id"] is None
-    assert reply["error"]["code"] == -32600
-
-
-# -- the validator itself ---------------------------------------------------------------------
-
-
-def test_wire_schema_rejects_what_it_should() -> None:
-    ok = {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "x"}], "isError": False}}
-    validate_server_message(ok, "2025-11-25", "tools/call")
-    cases: list[tuple[dict[str, Any], str, str | None, str]] = [
-        ({**ok, "extra": 1}, "2025-11-25", "tools/call", "envelope"),
-        (
-            {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "txt": "x"}]}},
-            "2025-11-25",
-            "tools/call",
-            "text",
-        ),
-        (
-            {"jsonrpc": "2.0", "id": 1, "result": {"content": [], "isError": "false"}},
-            "2025-11-25",
-            "tools/call",
-            "isError",
-        ),
-        (
-            {"jsonrpc": "2.0", "id": 1, "result": {"content": [], "structuredContent": [1]}},
-            "2025-11-25",
-            "tools/call",
-            "structuredContent",
-        ),
-        (
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "result": {"tools": [{"name": "t", "inputSchema": {"type": "object"}, "titel": "x"}]},
-            },
-            "2025-06-18",
-            "tools/list",
-            "titel",
-        ),
-        (ok, "2026-07-28", "tools/call", "resultType"),
-        (
-            {"jsonrpc": "2.0", "id": 1, "result": {"tools": [], "resultType": "complete"}},
-            "2026-07-28",
-            "tools/list",
-            "ttlMs",
-        ),
-        ({"jsonrpc": "2.0", "id": 1, "result": {}}, "2026-07-28", "initialize", "does not have"),
-        ({"jsonrpc": "2.0", "id": 1, "result": {}}, "2025-11-25", None, "request_method"),
-        ({"jsonrpc": "2.0", "id": 1, "error": {"code": -32022, "message": "m"}}, "2026-07-28", "tools/list", "data"),
-        ({"jsonrpc": "2.0", "id": 1, "error": {"code": "x", "message": "m"}}, "2025-11-25", "tools/list", "code"),
-        (
-            {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": 1}},
-            "2025-06-18",
-            None,
-            "progressToken",
-        ),
-        ({"jsonrpc": "2.0", "id": 5, "method": "ping"}, "2026-07-28", None, "does not exist"),
-        ({"jsonrpc": "1.0", "id": 1, "result": {}}, "2025-11-25", "ping", "envelope"),
-    ]
-    for message, revision, method, words in cases:
-        problems = check_server_message(message, revision, method)
-        assert problems, (message, revision)
-        assert words in " ".join(problems), (words, problems)
-    with pytest.raises(WireSchemaError, match="2026-07-28"):
-        validate_server_message(ok, "2026-07-28", "tools/call")
-    # Lax mode takes what the models take: unknown members are ignored there.
-    assert check_server_message({**ok, "extra": 1}, "2025-11-25", "tools/call", strict=False) == []
-
-
-def test_sample_store_is_what_the_tests_expect(sample: Sample) -> None:
-    assert Path(sample.path).name == "magnotia.db"
-    assert len(sample.live) == 3
+        assert note["params"]["progressToken"] == 7
+        assert ("message" in note["params"]) is at_least(revision, "2025-03-26"), (revision, note)

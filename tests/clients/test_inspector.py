@@ -19,24 +19,10 @@ from typing import Any
 
 import pytest
 
-from tests.clients_support import (
-    CLIENTS,
-    MODERN,
-    NODE,
-    NODE_MODULES,
-    TOOL_NAMES,
-    URI_PREFIX,
-    URI_TEMPLATE,
-    Sample,
-    build_sample,
-    node_env,
-    require_node,
-    tapped,
-    validate_tap_dir,
-)
-from tests.server import Launcher
-
-pytestmark = pytest.mark.e2e
+from tests.clients.helpers import CLIENTS, NODE, NODE_MODULES, node_env, require_node, tapped, validate_tap_dir
+from tests.support.protocol import MODERN, TOOL_NAMES, URI_PREFIX, URI_TEMPLATE
+from tests.support.sample import Sample, build_sample
+from tests.support.server import Launcher
 
 
 @pytest.fixture(scope="module", autouse=True)

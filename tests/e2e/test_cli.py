@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.server import Launcher, ServerProcess
-from tests.storefactory import StoreBuilder
+from tests.support.server import Launcher, ServerProcess
+from tests.support.storefactory import StoreBuilder
 
 
 def run(launcher: Launcher, db: Path | None, *args: str) -> subprocess.CompletedProcess[str]:

@@ -18,15 +18,10 @@ from typing import Any
 import pytest
 
 from magnotia_mcp.stdio import MAX_LINE_BYTES
-from tests.conftest import SharedServers
-from tests.server import Launcher, ServerProcess
-from tests.storefactory import StoreBuilder, ts
-from tests.wire_schema import validate_server_message
-
-pytestmark = pytest.mark.e2e
-
-LEGACY = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
-TOOL_NAMES = ["list_transcripts", "get_transcript", "search_transcripts", "list_tasks"]
+from tests.support.protocol import LEGACY
+from tests.support.server import Launcher, ServerProcess, SharedServers
+from tests.support.storefactory import StoreBuilder, ts
+from tests.support.wire_schema import validate_server_message
 
 Start = Callable[..., ServerProcess]
 NewStore = Callable[..., StoreBuilder]
@@ -55,25 +50,7 @@ def session(shared_servers: SharedServers, store: Path) -> Session:
     return lambda revision: shared_servers.get(store, revision)
 
 
-def _before(revision: str) -> list[Any]:
-    return [pytest.param(r, id=r) for r in LEGACY if r < revision]
-
-
 # -- lifecycle -------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("version", [pytest.param(v, id=v) for v in LEGACY])
-def test_initialize_echoes_each_legacy_revision(server: ServerProcess, version: str) -> None:
-    """The server answers initialize with the revision the client asked for, and the fields it defines."""
-    response = server.initialize(version)
-    validate_server_message(response, version, "initialize")
-    result = response["result"]
-    assert result["protocolVersion"] == version
-    assert result["serverInfo"]["name"] == "magnotia-mcp"
-    assert result["serverInfo"]["version"]
-    assert ("title" in result["serverInfo"]) is (version >= "2025-06-18")
-    assert result["capabilities"]["tools"] == {}
-    assert "get_transcript" in result["instructions"]
 
 
 @pytest.mark.parametrize(
@@ -89,46 +66,6 @@ def test_initialize_with_an_unknown_revision_gets_the_latest_legacy_one(server: 
     """A revision the server does not speak in initialize is answered with 2025-11-25, not an error."""
     response = server.initialize(requested)
     assert response["result"]["protocolVersion"] == "2025-11-25"
-
-
-@pytest.mark.parametrize("version", [pytest.param(v, id=v) for v in LEGACY])
-def test_tools_list_has_the_four_tools_with_the_fields_of_the_revision(session: Session, version: str) -> None:
-    """title and outputSchema appear from 2025-06-18, annotations from 2025-03-26, never before."""
-    server = session(version)
-    response = server.request("tools/list")
-    validate_server_message(response, version, "tools/list")
-    tools = response["result"]["tools"]
-    assert [t["name"] for t in tools] == TOOL_NAMES
-    for tool in tools:
-        assert tool["description"]
-        assert tool["inputSchema"]["type"] == "object"
-        assert tool["inputSchema"]["additionalProperties"] is False
-        assert ("title" in tool) is (version >= "2025-06-18")
-        assert ("outputSchema" in tool) is (version >= "2025-06-18")
-        assert ("annotations" in tool) is (version >= "2025-03-26")
-        if "annotations" in tool:
-            assert tool["annotations"]["readOnlyHint"] is True
-            assert tool["annotations"]["destructiveHint"] is False
-        if "outputSchema" in tool:
-            assert tool["outputSchema"]["type"] == "object"
-
-
-@pytest.mark.parametrize("version", [pytest.param(v, id=v) for v in LEGACY])
-def test_tools_call_returns_text_and_structured_content_as_the_revision_defines(session: Session, version: str) -> None:
-    """The result is one JSON text block; structuredContent (equal to it) only from 2025-06-18."""
-    server = session(version)
-    response = server.call("list_transcripts", {"limit": 1})
-    validate_server_message(response, version, "tools/call")
-    result = response["result"]
-    assert result.get("isError") in (None, False)
-    assert len(result["content"]) == 1
-    assert result["content"][0]["type"] == "text"
-    parsed = json.loads(result["content"][0]["text"])
-    assert [t["title"] for t in parsed["transcripts"]] == ["Stand-up"]
-    if version >= "2025-06-18":
-        assert result["structuredContent"] == parsed
-    else:
-        assert "structuredContent" not in result
 
 
 def test_ping_answers_an_empty_result_before_and_after_initialize(server: ServerProcess) -> None:
@@ -247,9 +184,7 @@ def test_a_batch_in_2025_03_26_is_answered_with_one_array(session: Session) -> N
             {"jsonrpc": "2.0", "id": "c", "method": "no/such"},
         ]
     )
-    line = server.lines.get(timeout=20)
-    assert line is not None
-    replies = json.loads(line)
+    replies = server.read()  # one line: an array, each response validated for 2025-03-26
     assert isinstance(replies, list)
     by_id = {r["id"]: r for r in replies}
     assert sorted(by_id) == ["a", "b", "c"]
@@ -264,87 +199,7 @@ def test_a_batch_in_2025_03_26_is_answered_with_one_array(session: Session) -> N
 def test_an_unknown_method_gets_method_not_found(session: Session, method: str) -> None:
     """-32601 with the request's id."""
     server = session("2025-06-18")
-    _error(server.request(method), -32601, server._next_id)
-
-
-@pytest.mark.parametrize("version", [pytest.param(v, id=v) for v in LEGACY])
-@pytest.mark.parametrize(
-    ("params", "mentions"),
-    [
-        pytest.param({"name": "delete_everything"}, "delete_everything", id="unknown-tool"),
-        pytest.param({"arguments": {}}, "name", id="name-missing"),
-        pytest.param({"name": 5}, "name", id="name-not-a-string"),
-        pytest.param({"name": None}, "name", id="name-null"),
-    ],
-)
-def test_a_malformed_tools_call_gets_invalid_params_in_every_revision(
-    session: Session, version: str, params: dict[str, Any], mentions: str
-) -> None:
-    """An unknown tool or a missing name is -32602 naming the problem, whatever the revision."""
-    server = session(version)
-    message = _error(server.request("tools/call", params), -32602, server._next_id)
-    assert mentions in message
-
-
-@pytest.mark.parametrize("version", _before("2025-11-25"))
-@pytest.mark.parametrize(
-    ("tool", "arguments", "named"),
-    [
-        pytest.param("list_transcripts", {"limit": 0}, "limit", id="out-of-range"),
-        pytest.param("list_transcripts", {"limit": True}, "limit", id="boolean-as-integer"),
-        pytest.param("search_transcripts", {}, "query", id="required-missing"),
-        pytest.param("list_tasks", {"colour": "red"}, "colour", id="unknown-argument"),
-        pytest.param("get_transcript", {"id": "x", "format": "html"}, "format", id="not-in-enum"),
-        pytest.param("list_tasks", {"cursor": "forged"}, "cursor", id="forged-cursor"),
-        pytest.param("list_transcripts", {"since": "last week"}, "since", id="bad-time"),
-    ],
-)
-def test_invalid_arguments_are_invalid_params_errors_before_2025_11_25(
-    session: Session, version: str, tool: str, arguments: dict[str, Any], named: str
-) -> None:
-    """Legacy revisions before 2025-11-25 get -32602 whose message names the argument."""
-    server = session(version)
-    response = server.call(tool, arguments)
-    validate_server_message(response, version, "tools/call")
-    assert named in _error(response, -32602, server._next_id)
-
-
-@pytest.mark.parametrize(
-    ("tool", "arguments", "named"),
-    [
-        pytest.param("list_transcripts", {"limit": 101}, "limit", id="out-of-range"),
-        pytest.param("get_transcript", {}, "id", id="required-missing"),
-        pytest.param("search_transcripts", {"query": 7}, "query", id="wrong-type"),
-        pytest.param("list_tasks", {"status": "closed"}, "status", id="not-in-enum"),
-    ],
-)
-def test_invalid_arguments_are_is_error_results_from_2025_11_25(
-    session: Session, tool: str, arguments: dict[str, Any], named: str
-) -> None:
-    """2025-11-25 reports a bad argument as an isError result whose text names it, so a model can fix its call."""
-    server = session("2025-11-25")
-    response = server.call(tool, arguments)
-    validate_server_message(response, "2025-11-25", "tools/call")
-    result = response["result"]
-    assert result["isError"] is True
-    assert named in result["content"][0]["text"]
-    assert "structuredContent" not in result
-
-
-@pytest.mark.parametrize("version", _before("2025-11-25"))
-def test_not_found_is_a_minus_32000_error_before_2025_11_25(session: Session, version: str) -> None:
-    """get_transcript of an unknown id: -32000 "Transcript {id} not found"."""
-    server = session(version)
-    message = _error(server.call("get_transcript", {"id": "no-such-id"}), -32000, server._next_id)
-    assert message == "Transcript no-such-id not found"
-
-
-def test_not_found_is_an_is_error_result_from_2025_11_25(session: Session) -> None:
-    """get_transcript of an unknown id at 2025-11-25: an isError result with the same message."""
-    server = session("2025-11-25")
-    result = server.call("get_transcript", {"id": "no-such-id"})["result"]
-    assert result["isError"] is True
-    assert result["content"] == [{"type": "text", "text": "Transcript no-such-id not found"}]
+    _error(server.request(method), -32601, server.last_id)
 
 
 # -- framing ------------------------------------------------------------------------
@@ -450,15 +305,12 @@ def test_many_pipelined_requests_are_each_answered_exactly_once(session: Session
 # -- ending ---------------------------------------------------------------------------
 
 
-def test_eof_exits_0_promptly(start_server: Start, store: Path) -> None:
-    """Closing stdin of an idle, initialized server makes it exit 0 in well under 2 seconds."""
+def test_eof_exits_0(start_server: Start, store: Path) -> None:
+    """Closing stdin of an idle, initialized server makes it exit 0 (close() fails the test if it hangs)."""
     server = start_server(store)
     server.initialize("2025-06-18")
     assert server.request("ping")["result"] == {}
-    began = time.monotonic()
-    code = server.close()
-    assert code == 0
-    assert time.monotonic() - began < 2.0
+    assert server.close() == 0
 
 
 def test_eof_before_any_input_exits_0(start_server: Start, store: Path) -> None:
@@ -500,14 +352,12 @@ def test_eof_answers_the_requests_already_sent_first(start_server: Start, store:
 
 
 def test_sigterm_exits_0(start_server: Start, store: Path) -> None:
-    """SIGTERM to a serving server ends it with exit code 0 promptly."""
+    """SIGTERM to a serving server ends it with exit code 0 (wait() fails the test if it hangs)."""
     server = start_server(store)
     server.initialize("2025-06-18")
     assert server.result("list_transcripts")["transcripts"]
-    began = time.monotonic()
     server.proc.send_signal(signal.SIGTERM)
     assert server.wait(5) == 0
-    assert time.monotonic() - began < 2.0
 
 
 def test_sigterm_before_any_input_exits_0(start_server: Start, store: Path, launcher: Launcher) -> None:

@@ -4,7 +4,9 @@ Each server runs inside its own mount namespace (``unshare -m``) in which the
 store's directory is bind-mounted read-only; the app (a writer connection
 here) works on the same files through the ordinary, writable view outside.
 Needs root (for the namespace); the server itself also runs as an
-unprivileged user (uid 65534) where the interpreter can be made reachable.
+unprivileged user (uid 65534). That user runs a copy of the server built once
+per run in a world-readable temporary folder (tests/support/unprivileged.py),
+never the checkout's own files, so these tests pass wherever the checkout lives.
 """
 
 from __future__ import annotations
@@ -13,18 +15,16 @@ import os
 import shlex
 import shutil
 import sqlite3
-import stat
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import check_clean_exit
-from tests.server import Launcher, ServerProcess
-from tests.storefactory import StoreBuilder, ts
+from tests.support.server import Launcher, ServerProcess, check_clean_exit
+from tests.support.storefactory import StoreBuilder, ts
+from tests.support.unprivileged import interpreter_paths, reachable_steps, readable_copy, world_readable_dir
 
 NOBODY = 65534
 
@@ -43,7 +43,7 @@ def _why_not() -> str | None:
 
 
 WHY_NOT = _why_not()
-pytestmark = [pytest.mark.e2e, pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")]
+pytestmark = pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")
 
 
 @pytest.fixture(autouse=True)
@@ -52,54 +52,42 @@ def _local_server_only(launcher: Launcher) -> None:
         pytest.skip("the container kind is itself the read-only mount case; these tests need a local process")
 
 
-def _blocked_ancestors(path: str) -> list[Path]:
-    """Directories on path's way that other users cannot traverse."""
-    real = Path(os.path.realpath(path))
-    return [p for p in reversed(real.parents) if not os.stat(p).st_mode & stat.S_IXOTH]
+@pytest.fixture(scope="session")
+def nobody_launcher(launcher: Launcher) -> Iterator[Launcher]:
+    """The server under test, copied once per run where uid 65534 can read it."""
+    root = world_readable_dir("magnotia-mcp-nobody-")
+    try:
+        yield readable_copy(launcher, root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
-def _unprivileged_prefix(argv: list[str], stage: Path) -> tuple[str, list[str]]:
-    """Shell steps that make the server's interpreter reachable for uid 65534 inside the namespace, and setpriv.
-
-    If one directory on the way (e.g. /root holding pyenv) is closed to others, it is
-    covered with a tmpfs in the namespace only, with the one entry needed bound back in.
-    """
+def _unprivileged_prefix(launcher: Launcher, stage: Path) -> tuple[str, list[str]]:
+    """Shell steps that make the copy's interpreter reachable for uid 65534 inside the namespace, and setpriv."""
     if shutil.which("setpriv") is None:
         pytest.skip("needs setpriv (util-linux) to drop to an unprivileged user")
-    interpreters = {argv[0], sys.executable}
-    blocked = {b for p in interpreters for b in _blocked_ancestors(p)}
-    steps = ""
-    if len(blocked) > 1:
-        pytest.skip(f"the interpreter sits behind several closed directories: {sorted(map(str, blocked))}")
-    if blocked:
-        (closed,) = blocked
-        real = Path(os.path.realpath(sys.executable))
-        child = real.relative_to(closed).parts[0]
-        stage.mkdir(parents=True, exist_ok=True)
-        q = shlex.quote
-        steps = (
-            f"mount --bind {q(str(closed))} {q(str(stage))}; "
-            f"mount -t tmpfs -o mode=755 tmpfs {q(str(closed))}; "
-            f"mkdir {q(str(closed / child))}; "
-            f"mount --bind {q(str(stage / child))} {q(str(closed / child))}; "
-        )
+    steps = reachable_steps(interpreter_paths(launcher), stage)
+    if steps is None:
+        pytest.skip(f"the interpreter sits behind several closed directories: {interpreter_paths(launcher)}")
     return steps, ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
 
 
 class ReadOnlyServers:
     """Start servers inside a private mount namespace where the store's directory is read-only."""
 
-    def __init__(self, launcher: Launcher, scratch: Path) -> None:
+    def __init__(self, launcher: Launcher, nobody: Callable[[], Launcher], scratch: Path) -> None:
         self.launcher = launcher
+        self.nobody = nobody  # built on first use: only the uid-65534 tests need the copy
         self.scratch = scratch
         self.started: list[ServerProcess] = []
 
     def start(self, db: Path, *, unprivileged: bool = False, read_only: bool = True) -> ServerProcess:
-        server_argv = self.launcher.argv(db)
+        launcher = self.nobody() if unprivileged else self.launcher
+        server_argv = launcher.argv(db)
         steps = f"mount --bind -o ro {shlex.quote(str(db.parent))} {shlex.quote(str(db.parent))}; " if read_only else ""
         prefix: list[str] = []
         if unprivileged:
-            more, prefix = _unprivileged_prefix(server_argv, self.scratch / f"stage{len(self.started)}")
+            more, prefix = _unprivileged_prefix(launcher, self.scratch / f"stage{len(self.started)}")
             steps += more
         script = "set -e; " + steps + 'exec "$@"'
         proc = ServerProcess(["unshare", "-m", "sh", "-c", script, "sh", *prefix, *server_argv], cwd=Path("/"))
@@ -109,8 +97,13 @@ class ReadOnlyServers:
 
 
 @pytest.fixture
-def ro(launcher: Launcher, tmp_path: Path) -> Iterator[ReadOnlyServers]:
-    servers = ReadOnlyServers(launcher, tmp_path / "scratch")
+def ro(launcher: Launcher, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ReadOnlyServers]:
+    def nobody() -> Launcher:
+        copy = request.getfixturevalue("nobody_launcher")
+        assert isinstance(copy, Launcher)
+        return copy
+
+    servers = ReadOnlyServers(launcher, nobody, tmp_path / "scratch")
     yield servers
     for proc in servers.started:
         check_clean_exit(proc)
@@ -119,8 +112,7 @@ def ro(launcher: Launcher, tmp_path: Path) -> Iterator[ReadOnlyServers]:
 @pytest.fixture
 def shared_dir() -> Iterator[Path]:
     """A directory every user can read (pytest's own tmp is closed to others), removed afterwards."""
-    path = Path(tempfile.mkdtemp(prefix="magnotia-ro-", dir="/tmp"))
-    path.chmod(0o755)
+    path = world_readable_dir("magnotia-ro-")
     yield path
     shutil.rmtree(path, ignore_errors=True)
 

@@ -1,4 +1,4 @@
-"""Build real Magnotia stores for tests, from the contract's schema file."""
+"""Build real Magnotia stores for tests, from the store schema kept in this repository."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-PACKAGED_SCHEMA = REPO / "src" / "magnotia_mcp" / "schema_v1.sql"
-CONTRACT_SCHEMA = REPO.parent / "shared" / "contract" / "store-schema-v1.sql"
+REPO = Path(__file__).resolve().parents[2]
+CONTRACT_SCHEMA = REPO / "docs" / "store-schema-v1.sql"  # the app's schema, as the contract gives it
+PACKAGED_SCHEMA = REPO / "src" / "magnotia_mcp" / "schema_v1.sql"  # the copy the package ships
 
 
 def schema_sql() -> str:
-    """The contract's schema when the shared folder is beside the repo, else the packaged copy."""
+    """The contract's schema (docs/), else the packaged copy (an sdist has no docs/)."""
     path = CONTRACT_SCHEMA if CONTRACT_SCHEMA.exists() else PACKAGED_SCHEMA
     return path.read_text(encoding="utf-8")
 
