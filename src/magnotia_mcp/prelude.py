@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 
+from magnotia_mcp.lines import LineWriter
 from magnotia_mcp.server import DEFERRED, Server
 
 _FIRST_READ = 1 << 16
@@ -27,22 +28,6 @@ def claim_stdout() -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     return fd
-
-
-class _Out:
-    """Writes whole lines to the protocol fd until the reader goes away."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.closed = False
-
-    def send(self, data: bytes) -> None:
-        if self.closed:
-            return
-        try:
-            os.write(self.fd, data + b"\n")  # a blocking fd: one call writes it all
-        except OSError:
-            self.closed = True
 
 
 def answer_first_messages(server: Server, stdin_fd: int, stdout_fd: int) -> bytes | None:
@@ -59,7 +44,7 @@ def answer_first_messages(server: Server, stdin_fd: int, stdout_fd: int) -> byte
         data += chunk
         if len(data) > _FIRST_READ:
             return data  # something large: leave it to the loop's bounded reader
-    out = _Out(stdout_fd)
+    out = LineWriter(stdout_fd)
     while b"\n" in data:
         line, _, rest = data.partition(b"\n")
         if server.submit(line, out.send, inline_only=True) is DEFERRED:

@@ -20,71 +20,12 @@ from collections.abc import Callable
 
 from magnotia_mcp import jsonrpc
 from magnotia_mcp.errors import InvalidRequest
+from magnotia_mcp.lines import MAX_LINE_BYTES, LineSplitter, LineWriter
 from magnotia_mcp.server import Server
 
-MAX_LINE_BYTES = 8 * 1024 * 1024
+__all__ = ["MAX_LINE_BYTES", "serve"]
+
 _CHUNK = 1 << 16
-
-
-class LineSplitter:
-    """Cuts a byte stream into lines; a line longer than the limit comes out as None."""
-
-    def __init__(self, limit: int = MAX_LINE_BYTES) -> None:
-        self.limit = limit
-        self._buf = bytearray()
-        self._skipping = False  # inside an over-long line: drop bytes until its newline
-
-    def feed(self, data: bytes) -> list[bytes | None]:
-        out: list[bytes | None] = []
-        start = 0
-        while True:
-            nl = data.find(b"\n", start)
-            if nl == -1:
-                break
-            if self._skipping:
-                self._skipping = False
-            elif len(self._buf) + nl - start > self.limit:
-                out.append(None)
-                self._buf.clear()
-            else:
-                self._buf += data[start:nl]
-                out.append(bytes(self._buf))
-                self._buf.clear()
-            start = nl + 1
-        rest = len(data) - start
-        if rest and not self._skipping:
-            if len(self._buf) + rest > self.limit:
-                out.append(None)
-                self._buf.clear()
-                self._skipping = True
-            else:
-                self._buf += data[start:]
-        return out
-
-    def finish(self) -> bytes | None:
-        """The last line if the stream ended without a newline."""
-        tail = bytes(self._buf)
-        self._buf.clear()
-        return tail if tail.strip() and not self._skipping else None
-
-
-class _Stdout:
-    """Writes whole lines to the protocol fd; remembers when the reader has gone."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.closed = False
-
-    def write_line(self, data: bytes) -> None:
-        if self.closed:
-            return
-        view = memoryview(data + b"\n")
-        try:
-            while view:
-                written = os.write(self.fd, view)
-                view = view[written:]
-        except (BrokenPipeError, ConnectionResetError, OSError):
-            self.closed = True
 
 
 async def serve(server: Server, stdin_fd: int, stdout_fd: int, leftover: bytes = b"") -> int:
@@ -93,13 +34,13 @@ async def serve(server: Server, stdin_fd: int, stdout_fd: int, leftover: bytes =
     leftover is input already read from stdin (by ``prelude``) but not yet handled.
     """
     loop = asyncio.get_running_loop()
-    out = _Stdout(stdout_fd)
+    out = LineWriter(stdout_fd)
     splitter = LineSplitter()
     ended = asyncio.Event()  # stdin reached EOF: answer what is in flight, then leave
     stop = asyncio.Event()  # SIGTERM or nobody reading stdout: leave now
 
     def send(data: bytes) -> None:
-        out.write_line(data)
+        out.send(data)
         if out.closed:
             stop.set()
 
