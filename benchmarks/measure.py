@@ -1,0 +1,210 @@
+"""Measuring one server command on one store: spawns, the workload next to the floor, pings, RSS."""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import math
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import generate
+from client import TOOLS, Json, Server, ServerError, tool_result
+from floor import Cursor, Floor
+from startup import StartupError, spawn_to_initialize
+from workload import Scenario
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+@dataclass
+class Sample:
+    """One measured call: the server's round trip and the floor's time for the same page."""
+
+    tool: str
+    kind: str  # scenario kind; pages after the first of a chain are "deep"
+    server_ms: float | None
+    floor_ms: float
+    args: Json = field(default_factory=dict)
+    page: int = 0
+
+
+@dataclass
+class VariantResult:
+    """Everything measured for one server command on one store."""
+
+    label: str
+    kind: str
+    cmd: list[str]
+    spawn_ms: list[float] = field(default_factory=list)
+    samples: list[Sample] = field(default_factory=list)
+    failures: dict[str, int] = field(default_factory=dict)
+    failure_examples: list[str] = field(default_factory=list)
+    disagreements: int = 0
+    pings_per_s: list[float] = field(default_factory=list)
+    peak_rss_kib: int | None = None
+    exit_code: int | None = None
+    fatal: str | None = None
+    server_info: Json = field(default_factory=dict)
+
+    def fail(self, what: str, text: str) -> None:
+        self.failures[what] = self.failures.get(what, 0) + 1
+        if len(self.failure_examples) < 8:
+            self.failure_examples.append(f"{what}: {text}")
+
+
+def page_key(tool: str, items: Json) -> list[str] | None:
+    """The ids of a list page, in order, to compare with the floor's."""
+    key = {"list_transcripts": "transcripts", "list_tasks": "tasks"}.get(tool)
+    if key is None or not isinstance(items.get(key), list):
+        return None
+    return [str(x.get("id")) for x in items[key] if isinstance(x, dict)]
+
+
+def run_scenario(server: Server, floor: Floor, sc: Scenario, vr: VariantResult, record: bool) -> None:
+    """Run one scenario on the server, then on the floor, page by page."""
+    fn: Callable[[Json, Cursor], tuple[list[Any], Cursor]] = getattr(floor, sc.tool)
+    server_ms: list[float | None] = []
+    server_ids: list[list[str] | None] = []
+    args = dict(sc.args)
+    for _ in range(sc.pages):
+        ns, resp = server.request("tools/call", {"name": sc.tool, "arguments": args})
+        res, err = tool_result(resp)
+        if res is None:
+            if record:
+                vr.fail(sc.tool, f"{err} <- {json.dumps(args, ensure_ascii=False)[:160]}")
+            server_ms.append(None)
+            break
+        server_ms.append(ns / 1e6)
+        server_ids.append(page_key(sc.tool, res))
+        cursor = res.get("next_cursor")
+        if not isinstance(cursor, str):
+            break
+        args = {**sc.args, "cursor": cursor}
+    floor_ms: list[float] = []
+    floor_ids: list[list[str]] = []
+    pos: Cursor = None
+    for _ in range(sc.pages):
+        t0 = time.perf_counter_ns()
+        rows, pos = fn(sc.args, pos)
+        floor_ms.append((time.perf_counter_ns() - t0) / 1e6)
+        if sc.tool in ("list_transcripts", "list_tasks"):
+            floor_ids.append([str(r[0]) for r in rows])
+        if pos is None:
+            break
+    if not record:
+        return
+    for i, fm in enumerate(floor_ms):
+        sm = server_ms[i] if i < len(server_ms) else None
+        vr.samples.append(Sample(sc.tool, sc.kind if i == 0 else "deep", sm, fm, sc.args, i))
+    for i, sm in enumerate(server_ms[len(floor_ms) :], start=len(floor_ms)):
+        if sm is not None:  # the server paged further than the floor
+            vr.samples.append(Sample(sc.tool, sc.kind if i == 0 else "deep", sm, math.nan, sc.args, i))
+    if sc.tool in ("list_transcripts", "list_tasks"):
+        n = min(len(server_ids), len(floor_ids))
+        if len(server_ids) != len(floor_ids) or any(server_ids[i] != floor_ids[i] for i in range(n)):
+            vr.disagreements += 1
+
+
+def measure_spawn(cmd: list[str], env: dict[str, str], runs: int, timeout: float, vr: VariantResult) -> None:
+    """Fresh processes, spawn to the answer to initialize (the same timing as `python benchmarks/startup.py`)."""
+    for _ in range(runs):
+        try:
+            vr.spawn_ms.append(spawn_to_initialize(cmd, env=env, timeout=timeout))
+        except StartupError as e:
+            vr.fail("spawn", str(e))
+
+
+def measure_pings(server: Server, n: int, vr: VariantResult) -> None:
+    """n pings written by a thread while this one reads: throughput, not round trips."""
+    base = server.next_id
+    server.next_id += n
+    payload = b"".join(b'{"jsonrpc":"2.0","id":%d,"method":"ping"}\n' % (base + i) for i in range(n))
+    errors: list[BaseException] = []
+
+    def writer() -> None:
+        try:
+            server.write(payload)
+        except BaseException as e:  # reported by the reader below
+            errors.append(e)
+
+    deadline = time.monotonic() + server.timeout + n / 1000
+    t0 = time.perf_counter_ns()
+    th = threading.Thread(target=writer, daemon=True)
+    th.start()
+    bad = 0
+    for _ in range(n):
+        line = server.read_line(deadline)
+        if b'"result"' not in line:
+            bad += 1
+    t1 = time.perf_counter_ns()
+    th.join()
+    if errors:
+        raise ServerError(f"writing pings: {errors[0]}")
+    if bad:
+        vr.fail("ping", f"{bad} of {n} pings had no result")
+    vr.pings_per_s.append(n / ((t1 - t0) / 1e9))
+
+
+def run_variant(
+    cmd: list[str],
+    label: str,
+    kind: str,
+    store: generate.StoreInfo,
+    workload: list[Scenario],
+    args: argparse.Namespace,
+    env: dict[str, str],
+) -> VariantResult:
+    """Spawn timings, then one long-lived server for the workload, pings and peak RSS."""
+    full = [*cmd, "--db", str(store.path)]
+    vr = VariantResult(label, kind, full)
+    log(f"  [{label}] spawn-to-initialize x{args.spawn_runs}")
+    measure_spawn(full, env, args.spawn_runs, args.timeout, vr)
+    server = Server(full, env, args.timeout)
+    floor = Floor(store.path)
+    try:
+        info = server.initialize()
+        vr.server_info = {"protocolVersion": info.get("protocolVersion"), "serverInfo": info.get("serverInfo")}
+        _, tl = server.request("tools/list", {})
+        names = {t.get("name") for t in tl.get("result", {}).get("tools", [])}
+        if missing := [t for t in TOOLS if t not in names]:
+            vr.fail("tools/list", f"missing tools: {missing}")
+        # A few untimed scenarios first: the first calls pay for imports and a cold page cache.
+        warm = workload[: max(4, len(workload) // 20)]
+        log(f"  [{label}] warm-up {len(warm)} scenarios, then {len(workload)} scenarios")
+        for sc in warm:
+            run_scenario(server, floor, sc, vr, record=False)
+        # Collections at chosen moments only: a pause would otherwise land in some call's latency.
+        gc.collect()
+        gc.disable()
+        last_log = time.monotonic()
+        try:
+            for i, sc in enumerate(workload):
+                run_scenario(server, floor, sc, vr, record=True)
+                if i % 50 == 49:
+                    gc.collect()
+                if time.monotonic() - last_log > 30:
+                    last_log = time.monotonic()
+                    log(f"  [{label}] {i + 1}/{len(workload)} scenarios")
+        finally:
+            gc.enable()
+        log(f"  [{label}] pipelined pings 3 x {args.pings}")
+        for _ in range(3):
+            measure_pings(server, args.pings, vr)
+        vr.peak_rss_kib = server.peak_rss_kib()
+    except ServerError as e:
+        vr.fatal = str(e)
+        vr.fail("server", str(e))
+    finally:
+        floor.close()
+        vr.exit_code = server.close()
+        if vr.exit_code not in (0, None) and vr.fatal is None:
+            vr.fail("exit", f"exit code {vr.exit_code}: {server.stderr_tail()!r}")
+    return vr
