@@ -3,6 +3,8 @@
 Every test speaks raw JSON lines to the server chosen with ``--server`` and
 asserts on exactly what comes back on stdout (the start_server fixture also
 checks that stdout carried only JSON lines and that the server exited 0).
+What differs between protocol revisions (members, error codes, isError
+results) is asserted once, for every revision, in test_revisions.py.
 """
 
 from __future__ import annotations

@@ -222,21 +222,16 @@ def scan_srv(shared_servers: SharedServers, stores: dict[str, Path]) -> ServerPr
 
 @pytest.fixture
 def srv_1125(shared_servers: SharedServers, stores: dict[str, Path]) -> ServerProcess:
-    """A 2025-11-25 session: argument errors come back as isError results."""
+    """Another server process on the indexed store (a 2025-11-25 session)."""
     return shared_servers.get(stores["fts"], "2025-11-25")
 
 
-def invalid(server: ServerProcess, tool: str, arguments: Any, named: str, *, modern: bool = False) -> str:
-    """Call and assert an invalid-arguments failure that names the argument; returns the message."""
+def invalid(server: ServerProcess, tool: str, arguments: Any, named: str) -> str:
+    """Call and assert an invalid-arguments error (-32602 at 2025-06-18) that names the argument; the message."""
     response = server.call(tool, arguments)
-    if modern:
-        result = response["result"]
-        assert result["isError"] is True, result
-        text = str(result["content"][0]["text"])
-    else:
-        assert "error" in response, response
-        assert response["error"]["code"] == -32602, response
-        text = str(response["error"]["message"])
+    assert "error" in response, response
+    assert response["error"]["code"] == -32602, response
+    text = str(response["error"]["message"])
     assert named in text, text
     return text
 
@@ -479,16 +474,18 @@ BAD_ARGUMENTS = [
 ]
 
 
-@pytest.mark.parametrize("modern", [pytest.param(False, id="2025-06-18"), pytest.param(True, id="2025-11-25")])
 @pytest.mark.parametrize(
     ("tool", "arguments", "named"),
     [pytest.param(t, a, n, id=f"{t}-{n}-{i}") for i, (t, a, n) in enumerate(BAD_ARGUMENTS)],
 )
 def test_every_bad_argument_is_refused_naming_it(
-    srv: ServerProcess, srv_1125: ServerProcess, modern: bool, tool: str, arguments: dict[str, Any], named: str
+    srv: ServerProcess, tool: str, arguments: dict[str, Any], named: str
 ) -> None:
-    """Wrong type, out of range, not in the enum, unknown: refused, and the message names the argument."""
-    invalid(srv_1125 if modern else srv, tool, arguments, named, modern=modern)
+    """Wrong type, out of range, not in the enum, unknown: refused, and the message names the argument.
+
+    (The same message as an isError result from 2025-11-25: tests/e2e/test_revisions.py, for every revision.)
+    """
+    invalid(srv, tool, arguments, named)
 
 
 @pytest.mark.parametrize(
@@ -639,23 +636,16 @@ def test_include_segments_returns_the_segments_overlapping_the_window(srv: Serve
 @pytest.mark.parametrize(
     "which", [pytest.param("unknown", id="unknown-id"), pytest.param("trashed", id="in-the-trash")]
 )
-@pytest.mark.parametrize("modern", [pytest.param(False, id="2025-06-18"), pytest.param(True, id="2025-11-25")])
-def test_get_transcript_of_a_missing_or_trashed_id_is_not_found(
-    srv: ServerProcess, srv_1125: ServerProcess, which: str, modern: bool
-) -> None:
-    """ "Transcript {id} not found": -32000 before 2025-11-25, an isError result from it; the trash is not special."""
+def test_get_transcript_of_a_missing_or_trashed_id_is_not_found(srv: ServerProcess, which: str) -> None:
+    """ "Transcript {id} not found", and nothing of the trashed row; the trash is not special.
+
+    (An error before 2025-11-25, an isError result from it: tests/e2e/test_revisions.py, for every revision.)
+    """
     transcript_id = tid(900) if which == "trashed" else "3f2c0000-0000-4000-8000-00000000dead"
-    message = f"Transcript {transcript_id} not found"
-    if modern:
-        result = srv_1125.call("get_transcript", {"id": transcript_id})["result"]
-        assert result["isError"] is True
-        assert result["content"][0]["text"] == message
-        assert MARKER not in json.dumps(result)
-    else:
-        response = srv.call("get_transcript", {"id": transcript_id})
-        assert response["error"]["code"] == -32000
-        assert response["error"]["message"] == message
-        assert MARKER not in json.dumps(response)
+    response = srv.call("get_transcript", {"id": transcript_id})
+    assert response["error"]["code"] == -32000
+    assert response["error"]["message"] == f"Transcript {transcript_id} not found"
+    assert MARKER not in json.dumps(response)
 
 
 ODD_IDS = ["' OR 1=1 --", "%", "_", "*", "🎉", "\ud800", "x\udfffy", "a" * 10_000, " ", "NULL"]
