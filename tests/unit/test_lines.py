@@ -1,8 +1,11 @@
-"""magnotia_mcp.stdio: cutting the input stream into bounded lines."""
+"""magnotia_mcp.lines: cutting the input stream into bounded lines, and writing whole lines out."""
 
 from __future__ import annotations
 
-from magnotia_mcp.stdio import MAX_LINE_BYTES, LineSplitter
+import os
+import threading
+
+from magnotia_mcp.lines import MAX_LINE_BYTES, LineSplitter, LineWriter
 
 
 def test_line_splitter_reassembles_lines_split_across_chunks() -> None:
@@ -36,3 +39,41 @@ def test_an_over_long_unterminated_tail_is_not_a_line() -> None:
     assert splitter.feed(b"0123456789") == [None]
     assert splitter.finish() is None
     assert LineSplitter().finish() is None
+
+
+def test_line_writer_writes_a_line_larger_than_the_pipe_whole_with_its_newline() -> None:
+    """A line bigger than a pipe's buffer goes out complete, in order, followed by exactly one newline."""
+    read_fd, write_fd = os.pipe()
+    received = bytearray()
+
+    def drain() -> None:
+        while chunk := os.read(read_fd, 1 << 16):
+            received.extend(chunk)
+
+    reader = threading.Thread(target=drain)
+    reader.start()
+    try:
+        writer = LineWriter(write_fd)
+        line = bytes(range(256)).replace(b"\n", b" ") * 4096  # 1 MiB
+        writer.send(line)
+        writer.send(b"{}")
+    finally:
+        os.close(write_fd)
+        reader.join(timeout=30)
+        os.close(read_fd)
+    assert bytes(received) == line + b"\n{}\n"
+    assert writer.closed is False
+
+
+def test_line_writer_stops_quietly_once_nobody_reads() -> None:
+    """With the reading end gone, send marks the writer closed instead of raising, and later sends do nothing."""
+    read_fd, write_fd = os.pipe()
+    os.close(read_fd)
+    try:
+        writer = LineWriter(write_fd)
+        writer.send(b"{}")
+        assert writer.closed is True
+        writer.send(b"{}")
+        assert writer.closed is True
+    finally:
+        os.close(write_fd)
