@@ -36,6 +36,9 @@ def validate(schema: dict[str, Any], arguments: object) -> dict[str, Any]:
             raise InvalidArguments(name, "this argument is required")
     out: dict[str, Any] = {}
     for name, spec in props.items():
+        if spec["type"] not in HANDLED_TYPES:
+            # A schema this validator cannot enforce would let anything through: refuse it.
+            raise UnsupportedSchema(f"argument {name!r} has type {spec['type']!r}; validate handles {HANDLED_TYPES}")
         value = arguments.get(name)
         if value is None:  # null means "not given", like an absent key
             if "default" in spec:
@@ -65,12 +68,8 @@ def _check(name: str, spec: dict[str, Any], value: object) -> object:
             raise InvalidArguments(name, f"must be at least {spec['minLength']} character(s) long")
         if len(value) > spec.get("maxLength", len(value)):
             raise InvalidArguments(name, f"must be at most {spec['maxLength']} characters long, not {len(value)}")
-    elif kind == "boolean":
-        if not isinstance(value, bool):
-            raise InvalidArguments(name, f"must be true or false, not {_json_type(value)}")
-    else:
-        # A schema this validator cannot enforce would let anything through: refuse it.
-        raise UnsupportedSchema(f"argument {name!r} has type {kind!r}; arguments.validate handles {HANDLED_TYPES}")
+    elif not isinstance(value, bool):  # "boolean": validate admits no other type
+        raise InvalidArguments(name, f"must be true or false, not {_json_type(value)}")
     return value
 
 

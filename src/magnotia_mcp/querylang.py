@@ -236,7 +236,8 @@ def snippet(query: Query, text: str, folded: str | None = None) -> str | None:
         space = text.rfind(" ", first.end(), end)
         if space != -1:
             end = space
-    spans = query.spans(folded, start, end)
+    # A match longer than the snippet starts inside it: search to its end, mark the part shown.
+    spans = query.spans(folded, start, max(end, first.end()))
     out: list[str] = ["…"] if start > 0 else []
     pos = start
     for s, e in spans:
