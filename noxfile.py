@@ -42,7 +42,7 @@ def lint(session: nox.Session) -> None:
     session.run(
         "ruff", "format", "--check", "src", "tests", "packaging", "devtools", "scripts", "benchmarks", "noxfile.py"
     )
-    session.run("mypy", "--strict", "src", "packaging", "devtools", "benchmarks", "tests")
+    session.run("mypy", "--strict", "src", "packaging", "devtools", "scripts", "benchmarks", "tests")
 
 
 @nox.session(python=PYTHON)
