@@ -502,10 +502,10 @@ def size_label(n: int) -> str:
 
 
 def default_schema_path() -> Path:
-    """The package's copy of the contract schema, else the contract itself."""
+    """The package's copy of the store schema, else the one in docs/."""
     for p in (
         REPO_DIR / "src" / "magnotia_mcp" / "schema_v1.sql",
-        REPO_DIR.parent / "shared" / "contract" / "store-schema-v1.sql",
+        REPO_DIR / "docs" / "store-schema-v1.sql",
     ):
         if p.is_file():
             return p
@@ -728,7 +728,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--schema",
         type=Path,
         default=None,
-        help="schema SQL file (default: src/magnotia_mcp/schema_v1.sql, else ../shared/contract/store-schema-v1.sql)",
+        help="schema SQL file (default: src/magnotia_mcp/schema_v1.sql, else docs/store-schema-v1.sql)",
     )
     ap.add_argument(
         "--cache-dir",
