@@ -17,8 +17,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable, Iterable
 from functools import lru_cache
+from itertools import combinations
 from typing import NamedTuple
+
+from magnotia_mcp.stemming import guess_language, stem_prefix
+from magnotia_mcp.stopwords import WORDS
 
 # A token is a run of letters and digits; '_' and everything else separate them.
 _TOKEN = r"[^\W_]"
@@ -117,22 +122,27 @@ class Term(NamedTuple):
 
 
 class Query:
-    """A parsed query: every clause must match; a clause is one or more OR'ed terms."""
+    """A parsed query: a list of clauses, each one or more OR'ed terms.
 
-    __slots__ = ("_any", "_clauses", "clauses", "text")
+    A clause is what the user counts as one thing to look for ("plans", a quoted
+    phrase, "a OR b"); ``labels`` holds each clause as the user wrote it. Search
+    ranks by how many clauses a transcript matches; ``matches`` (every clause)
+    is what sorting by time requires.
+    """
 
-    def __init__(self, text: str, clauses: list[tuple[Term, ...]]) -> None:
+    __slots__ = ("_any", "_clauses", "_phrases", "clauses", "labels", "phrases", "text")
+
+    def __init__(self, text: str, clauses: list[tuple[Term, ...]], labels: list[str] | None = None) -> None:
         self.text = text
         self.clauses = clauses
+        self.labels = labels if labels is not None else [" OR ".join(" ".join(t.words) for t in c) for c in clauses]
+        # Every term of every clause, in order: what FTS5 calls the query's phrases.
+        self.phrases = [t for clause in clauses for t in clause]
         # Two compiled forms of each pattern: [plain, with combining marks]. Text with no
         # combining marks (nearly all of it) gets the plain one, several times faster.
-        self._clauses = [
-            [re.compile("|".join(t.pattern(marks) for t in clause)) for marks in (False, True)] for clause in clauses
-        ]
-        terms = [t for clause in clauses for t in clause]
-        self._any = (
-            [re.compile("|".join(t.pattern(marks) for t in terms)) for marks in (False, True)] if terms else None
-        )
+        self._clauses = [_compiled("|".join, clause) for clause in clauses]
+        self._phrases = [_compiled("".join, (t,)) for t in self.phrases]
+        self._any = _compiled("|".join, self.phrases) if self.phrases else None
 
     @property
     def empty(self) -> bool:
@@ -140,21 +150,35 @@ class Query:
 
     @property
     def has_prefix(self) -> bool:
-        return any(t.prefix for clause in self.clauses for t in clause)
+        return any(t.prefix for t in self.phrases)
 
     def fts(self, column: str | None = None) -> str:
-        """The FTS5 MATCH expression; restricted to one column when asked."""
-        parts = []
-        for clause in self.clauses:
-            alts = [t.fts() for t in clause]
-            parts.append(alts[0] if len(alts) == 1 else "(" + " OR ".join(alts) + ")")
-        expr = " AND ".join(parts)
+        """The FTS5 MATCH expression requiring every clause; restricted to one column when asked."""
+        expr = " AND ".join(_clause_fts(c) for c in self.clauses)
         return f"{column} : ({expr})" if column else expr
+
+    def fts_at_least(self, k: int) -> str:
+        """The FTS5 MATCH expression for rows matching at least k of the clauses.
+
+        Every clause appears in the same number of the k-subsets, so FTS5's bm25()
+        over this expression is the one-phrase-each score times a constant.
+        """
+        groups = (" AND ".join(_clause_fts(c) for c in subset) for subset in combinations(self.clauses, k))
+        return " OR ".join(f"({g})" for g in groups)
 
     def matches(self, *folded_texts: str) -> bool:
         """True when every clause matches in at least one of the (folded) texts."""
+        return all(self.matched(*folded_texts))
+
+    def matched(self, *folded_texts: str) -> list[bool]:
+        """For each clause, whether it matches in at least one of the (folded) texts."""
         forms = [(t, _has_marks(t)) for t in folded_texts]
-        return all(any(rx[marks].search(t) for t, marks in forms) for rx in self._clauses)
+        return [any(rx[marks].search(t) for t, marks in forms) for rx in self._clauses]
+
+    def phrase_counts(self, folded: str) -> list[int]:
+        """How often each phrase occurs in folded text (what FTS5 counts as its hits)."""
+        marks = _has_marks(folded)
+        return [sum(1 for _ in rx[marks].finditer(folded)) for rx in self._phrases]
 
     def first_match(self, folded: str) -> re.Match[str] | None:
         return self._any[_has_marks(folded)].search(folded) if self._any else None
@@ -166,47 +190,78 @@ class Query:
         return [m.span() for m in self._any[_has_marks(folded)].finditer(folded, start, end)]
 
 
+def _clause_fts(clause: tuple[Term, ...]) -> str:
+    alts = [t.fts() for t in clause]
+    return alts[0] if len(alts) == 1 else "(" + " OR ".join(alts) + ")"
+
+
+def _compiled(join: Callable[[Iterable[str]], str], terms: Iterable[Term]) -> list[re.Pattern[str]]:
+    items = list(terms)
+    return [re.compile(join(t.pattern(marks) for t in items)) for marks in (False, True)]
+
+
 def _has_marks(text: str) -> bool:
     return not text.isascii() and _MARKS_RE.search(text) is not None
 
 
 def parse(text: str) -> Query:
-    """Parse user input into a Query; never fails, whatever the input."""
-    items: list[Term | None] = []  # None stands for an OR operator candidate
-    raw_or: list[bool] = []
+    """Parse user input into a Query; never fails, whatever the input.
+
+    Function words ("what", "did", "the"...) are dropped unless quoted or nothing
+    else is left, and each remaining plain word also matches its inflections.
+    """
+    items: list[tuple[Term, str, bool] | None] = []  # (term, as written, plain word); None: OR
     for m in _CHUNK_RE.finditer(text):
         chunk = m.group(0)
         if m.group(1) is not None:  # a closed quote: a phrase
-            term = _term(m.group(1), prefix=bool(m.group(2)))
+            term, plain = _term(m.group(1), prefix=bool(m.group(2))), False
         elif chunk == '"':  # an unmatched quote is just punctuation
             continue
         elif chunk == "OR":
             items.append(None)
-            raw_or.append(True)
             continue
         else:
             prefix = chunk.endswith("*")
             term = _term(chunk.rstrip("*") if prefix else chunk, prefix=prefix)
+            plain = term is not None and not prefix and len(term.words) == 1
         if term is not None:
-            items.append(term)
-            raw_or.append(False)
-    clauses: list[tuple[Term, ...]] = []
+            items.append((term, chunk, plain))
+    clauses: list[list[tuple[Term, str, bool]]] = []
     i = 0
     while i < len(items):
         item = items[i]
         if item is None:
             # OR with no term on both sides is the plain word "or".
             prev_is_term = bool(clauses) and i > 0 and items[i - 1] is not None
-            next_term = items[i + 1] if i + 1 < len(items) else None
-            if prev_is_term and next_term is not None:
-                clauses[-1] = (*clauses[-1], next_term)
+            next_item = items[i + 1] if i + 1 < len(items) else None
+            if prev_is_term and next_item is not None:
+                clauses[-1].append(next_item)
                 i += 2
                 continue
-            clauses.append((Term(("or",), False),))
+            clauses.append([(Term(("or",), False), "or", True)])
         else:
-            clauses.append((item,))
+            clauses.append([item])
         i += 1
-    return Query(text, clauses)
+    return _refine(text, clauses)
+
+
+def _refine(text: str, clauses: list[list[tuple[Term, str, bool]]]) -> Query:
+    """Drop function words and widen plain words to their stems."""
+
+    def is_function_word(clause: list[tuple[Term, str, bool]]) -> bool:
+        return len(clause) == 1 and clause[0][2] and fold(clause[0][0].words[0]) in WORDS
+
+    kept = [c for c in clauses if not is_function_word(c)] or clauses
+    language = guess_language(fold(t.words[0]) for c in clauses for t, _, plain in c if plain)
+    out: list[tuple[Term, ...]] = []
+    for clause in kept:
+        terms = []
+        for term, _, plain in clause:
+            stem = stem_prefix(fold(term.words[0]), language) if plain else None
+            terms.append(Term((stem,), True) if stem else term)
+        out.append(tuple(terms))
+    labels = [" OR ".join(written for _, written, _ in clause) for clause in kept]
+    return Query(text, out, labels)
 
 
 def _term(chunk: str, *, prefix: bool) -> Term | None:
@@ -251,7 +306,8 @@ def snippet(query: Query, text: str, folded: str | None = None) -> str | None:
 
 
 @lru_cache(maxsize=16)
-def _parsed(text: str) -> Query:
+def parse_cached(text: str) -> Query:
+    """parse, remembered: SQL functions get the query as text on every row."""
     return parse(text)
 
 
@@ -261,4 +317,4 @@ def sql_match(query_text: str, *texts: str | None) -> int:
     Registered on the read connection by the scan, so matching runs on the
     reader thread, row by row, where an interrupt can stop it.
     """
-    return int(_parsed(query_text).matches(*(fold(t) for t in texts if t)))
+    return int(parse_cached(query_text).matches(*(fold(t) for t in texts if t)))

@@ -51,6 +51,7 @@ class StoreInfo:
     user_version: int
     has_fts: bool
     immutable: bool
+    has_segment_fts: bool
     identity: tuple[int, int]  # (st_dev, st_ino): a file renamed over the store is another file
 
 
@@ -161,7 +162,7 @@ def _check(conn: sqlite3.Connection, path: Path, *, immutable: bool, identity: t
             "point --db / MAGNOTIA_DB at the magnotia.db the Magnotia app writes"
         )
     conn.set_authorizer(_authorize)
-    return StoreInfo(version, "transcripts_fts" in names, immutable, identity)
+    return StoreInfo(version, "transcripts_fts" in names, immutable, "segments_fts" in names, identity)
 
 
 def store_error(exc: sqlite3.Error, path: Path) -> StoreError:

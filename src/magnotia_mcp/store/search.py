@@ -1,19 +1,29 @@
-"""Search plans: which transcripts match a query, in order, with a snippet and a segment each.
+"""search_transcripts: the hits for a query, each with a snippet, the terms it matched and its best moments.
 
-The same query means the same with or without the store's full-text index:
-with ``transcripts_fts`` the index finds the matches; without it, a scan reads
-rows newest first and matches them with the query language's own matcher.
+Which transcripts and in what order comes from ``ranking`` (relevance) or
+``plans`` (time order); this module shapes them. The same query means the same
+with or without the store's full-text index (``mode`` says which was used).
+With a ``speaker``, only what that speaker said counts: the hits are the
+transcripts where they said something that matches, ranked on their words alone.
 """
 
 from __future__ import annotations
 
-import json
-from bisect import bisect_right
-from collections.abc import AsyncIterator, Callable, Iterable
-from itertools import accumulate
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from magnotia_mcp.querylang import Query, fold, snippet, sql_match
+from magnotia_mcp.querylang import Query, fold, parse_cached, snippet
+from magnotia_mcp.store.plans import Filters, fts_in_order, query_text, scan, scan_in_order, where
+from magnotia_mcp.store.ranking import (
+    Bm25,
+    Candidate,
+    coverage,
+    phrase_freqs,
+    rank_candidates,
+    rank_fts,
+    rank_scan,
+    token_count,
+)
 from magnotia_mcp.text import preview
 
 if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio and sqlite3
@@ -21,66 +31,27 @@ if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio a
 
     from magnotia_mcp.store.pool import Reader
 
-
-_HIT_KEYS = "SELECT t.rowid AS rid, t.id, t.title, t.created_at, t.source FROM transcripts AS t"
-# Three plans for one answer, chosen by how many rows the index matches:
-# - few: look each match up, then sort them (cost grows with the matches);
-# - many: walk transcripts newest first, checking each against the match set
-#   built once (the unary + keeps SQLite from driving the query from that set);
-# - most (a common word): walk newest first and ask the index about each row,
-#   which stops after a handful of rows. Prefix terms are slow to ask per row,
-#   so they stay with "many".
-FTS_MATCH_COUNT = "SELECT count(*) FROM (SELECT 1 FROM transcripts_fts WHERE transcripts_fts MATCH :match LIMIT :cap)"
-MANY_MATCHES = 1_000
-# Asking the index row by row pays only when the term is in a large share of all
-# rows (then a handful of probes find the page); below that, each probe may cost
-# a long doclist seek, so "many" wins.
-MOST_SHARE = 4  # "most" means at least 1 row in 4
-TRANSCRIPT_ROWS = "SELECT coalesce(max(rowid), 0) FROM transcripts"
-_MATCHES = "SELECT rowid FROM transcripts_fts WHERE transcripts_fts MATCH :match"
-FTS_FIRST_MATCHES = _MATCHES + " LIMIT :cap"
-# The "few" plan reuses the rowids the first read of the index returned (as JSON),
-# so the index is read once, not twice.
-FTS_HITS = _HIT_KEYS + " WHERE t.rowid IN (SELECT value FROM json_each(:rowids)) AND t.deleted_at IS NULL"
-FTS_HITS_NEWEST_FIRST = _HIT_KEYS + " WHERE +t.rowid IN (" + _MATCHES + ") AND t.deleted_at IS NULL"
-FTS_HITS_PROBING = (
-    _HIT_KEYS + " WHERE t.deleted_at IS NULL AND EXISTS (SELECT 1 FROM transcripts_fts AS f"
-    " WHERE f.transcripts_fts MATCH :match AND f.rowid = t.rowid)"
-)
-FTS_HITS_ORDER = " ORDER BY t.created_at DESC, t.id DESC LIMIT :limit"
-# For the "few" plan: with the index kept out of the ORDER BY (unary +), SQLite
-# cannot decide to walk all transcripts newest first when a filter or a larger
-# limit makes that look cheaper; it looks up the matches and sorts them.
-FTS_FEW_ORDER = " ORDER BY +t.created_at DESC, t.id DESC LIMIT :limit"
+Sort = Literal["relevance", "newest", "oldest"]
+MOMENTS = 3
+HIT_BATCH = 10
 HIT_TEXTS = "SELECT rowid AS rid, raw_text, formatted_text FROM transcripts WHERE rowid IN ({marks})"
 HIT_SEGMENTS = (
     "SELECT transcript_id, seq, start_ms, end_ms, speaker, text FROM segments"
     " WHERE transcript_id IN ({marks}) ORDER BY transcript_id, seq"
 )
-# The scan's matching runs inside SQLite (magnotia_match, registered on every
-# connection), so it happens on the reader thread: the event loop stays free to
-# answer pings, and an interrupt stops a scan in the middle of a batch.
-SCAN_TITLES = (
-    "SELECT rowid AS rid, id, title, created_at, source, magnotia_match(:q, title) AS hit"
-    " FROM transcripts WHERE deleted_at IS NULL"
+_SPEAKER_SEGMENTS = (
+    " s.transcript_id, s.seq, s.start_ms, s.end_ms, s.speaker, s.text, t.rowid AS rid, t.title, t.created_at, t.source"
 )
-SCAN_TEXTS = (
-    "SELECT rowid AS rid, id, title, created_at, source,"
-    " magnotia_match(:q, title, raw_text, formatted_text) AS hit"
-    " FROM transcripts WHERE deleted_at IS NULL"
+# A speaker's segments that may match: found by the segment index where there is one.
+SPEAKER_FTS = (
+    "SELECT" + _SPEAKER_SEGMENTS + " FROM segments_fts AS g JOIN segments AS s ON s.id = g.rowid"
+    " JOIN transcripts AS t ON t.id = s.transcript_id"
+    " WHERE g.segments_fts MATCH :match AND t.deleted_at IS NULL AND magnotia_fold(s.speaker) = :speaker"
 )
-SCAN_ORDER = " ORDER BY created_at DESC, id DESC LIMIT :batch"
-_T_FILTERS = {
-    "since": " AND t.created_at >= :since",
-    "until": " AND t.created_at < :until",
-    "source": " AND t.source = :source",
-}
-
-TITLE_SCORE = 1.0
-TEXT_SCORE = 0.5
-SCAN_BATCH = 256
-Plan = Literal["few", "many", "most"]
-HIT_BATCH = 10
+SPEAKER_SCAN = (
+    "SELECT" + _SPEAKER_SEGMENTS + " FROM segments AS s JOIN transcripts AS t ON t.id = s.transcript_id"
+    " WHERE t.deleted_at IS NULL AND magnotia_fold(s.speaker) = :speaker AND magnotia_any(:q, s.text)"
+)
 
 
 async def search_transcripts(
@@ -88,182 +59,168 @@ async def search_transcripts(
     query: Query,
     *,
     limit: int,
+    sort: Sort = "relevance",
     since: str | None = None,
     until: str | None = None,
     source: str | None = None,
+    speaker: str | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """Hits for query, best first: title matches, then text matches, each newest first."""
+    """Hits for query: the most relevant first, or in time order, every clause required."""
     mode = "fts" if db.has_fts else "scan"
+    result: dict[str, Any] = {"query": query.text, "mode": mode, "sort": sort, "ranked_among": 0, "hits": []}
     if query.empty:
-        return {"query": query.text, "mode": mode, "hits": []}
-    filt = {"since": since, "until": until, "source": source}
-    if db.has_fts:
-        ranked = await _fts_hits(db, query, limit, filt)
+        return result
+    filt: Filters = {"since": since, "until": until, "source": source}
+    said: dict[str, list[sqlite3.Row]] | None = None
+    if speaker is not None:
+        ranked, among, said = await _by_speaker(db, query, limit, filt, fold(speaker.strip()), sort, progress)
+    elif sort != "relevance":
+        oldest = sort == "oldest"
+        if db.has_fts:
+            rows = await fts_in_order(db, query, limit, filt, oldest=oldest)
+        else:
+            rows = await scan_in_order(db, query, limit, filt, oldest=oldest, progress=progress)
+        n = len(query.clauses)
+        ranked, among = (
+            [Candidate(r["rid"], r["id"], r["title"], r["created_at"], r["source"], n, 0.0) for r in rows],
+            0,
+        )
+    elif db.has_fts:
+        ranked, among = await rank_fts(db, query, limit, filt)
     else:
-        ranked = await _scan_hits(db, query, limit, filt, progress)
-    if not ranked:
-        return {"query": query.text, "mode": mode, "hits": []}
+        ranked, among = await rank_scan(db, query, limit, filt, progress)
+    result["ranked_among"] = among if sort == "relevance" else len(ranked)
+    result["hits"] = await _shape(db, query, ranked, said)
+    return result
+
+
+async def _shape(
+    db: Reader, query: Query, ranked: list[Candidate], said: dict[str, list[sqlite3.Row]] | None
+) -> list[dict[str, Any]]:
     hits = []
     # Texts and segments are read a few hits at a time: the whole text of 50 long
     # meetings at once would set the server's peak memory.
     for start in range(0, len(ranked), HIT_BATCH):
         batch = ranked[start : start + HIT_BATCH]
         marks = ",".join("?" * len(batch))
-        texts = {r["rid"]: r for r in await db.all(HIT_TEXTS.format(marks=marks), [h[0]["rid"] for h in batch])}
-        segs: dict[str, list[sqlite3.Row]] = {}
-        for s in await db.all(HIT_SEGMENTS.format(marks=marks), [h[0]["id"] for h in batch]):
-            segs.setdefault(s["transcript_id"], []).append(s)
-        for row, score in batch:
-            hits.append(
-                {
-                    "transcript_id": row["id"],
-                    "title": row["title"],
-                    "created_at": row["created_at"],
-                    "source": row["source"],
-                    "snippet": _hit_snippet(query, row["title"], texts.get(row["rid"])),
-                    "score": score,
-                    "segment": _first_segment(query, segs.get(row["id"], [])),
-                }
-            )
-    return {"query": query.text, "mode": mode, "hits": hits}
+        if said is None:
+            texts = {r["rid"]: r for r in await db.all(HIT_TEXTS.format(marks=marks), [c.rid for c in batch])}
+            segs: dict[str, list[sqlite3.Row]] = {}
+            for s in await db.all(HIT_SEGMENTS.format(marks=marks), [c.id for c in batch]):
+                segs.setdefault(s["transcript_id"], []).append(s)
+        for c in batch:
+            columns: list[str | None]
+            if said is None:
+                row = texts.get(c.rid)
+                columns = [c.title, row["raw_text"] if row else None, row["formatted_text"] if row else None]
+                segments = segs.get(c.id, [])
+            else:
+                segments = said[c.id]
+                columns = ["\n".join(s["text"] for s in segments)]
+            hits.append(_hit(query, c, columns, segments))
+    return hits
 
 
-def _where(filt: dict[str, str | None]) -> str:
-    return "".join(_T_FILTERS[k] for k, v in filt.items() if v)
+def _hit(query: Query, c: Candidate, columns: list[str | None], segments: list[sqlite3.Row]) -> dict[str, Any]:
+    matched = query.matched(*(fold(t) for t in columns if t))
+    moments, first = _moments(query, segments)
+    return {
+        "transcript_id": c.id,
+        "title": c.title,
+        "created_at": c.created_at,
+        "source": c.source,
+        "snippet": _snippet(query, columns),
+        # Clauses matched, then BM25 squashed into [0, 1): higher is better, in hit order.
+        "score": round(c.coverage + c.relevance / (1 + c.relevance), 6),
+        "matched_terms": [label for label, hit in zip(query.labels, matched, strict=True) if hit],
+        "moments": moments,
+        "segment": first,
+    }
 
 
-async def _fts_hits(
-    db: Reader, query: Query, limit: int, filt: dict[str, str | None]
-) -> list[tuple[sqlite3.Row, float]]:
-    prefix = query.has_prefix
-    rows = await db.one(TRANSCRIPT_ROWS)
-    most = max(MANY_MATCHES, (rows[0] if rows is not None else 0) // MOST_SHARE)
-    titled = await _fts_newest(db, query.fts("title"), limit, filt, prefix=prefix, most=most)
-    ranked = [(r, TITLE_SCORE) for r in titled]
-    if len(ranked) < limit:
-        seen = {r["rid"] for r in titled}
-        rest = await _fts_newest(db, query.fts(), limit + len(titled), filt, prefix=prefix, most=most)
-        ranked += [(r, TEXT_SCORE) for r in rest if r["rid"] not in seen][: limit - len(ranked)]
-    return ranked
+def _snippet(query: Query, columns: list[str | None]) -> str:
+    """Around the first match: in the formatted text (it reads best), else the raw text, else the title."""
+    for text in reversed(columns):
+        found = snippet(query, text) if text else None
+        if found is not None:
+            return found
+    return preview(columns[0] or "")
 
 
-async def _fts_newest(
-    db: Reader, match: str, limit: int, filt: dict[str, str | None], *, prefix: bool, most: int
-) -> list[sqlite3.Row]:
-    """The newest live rows matching match, by whichever plan is cheapest for it."""
-    first = await db.all(FTS_FIRST_MATCHES, {"match": match, "cap": MANY_MATCHES + 1})
-    if len(first) <= MANY_MATCHES:
-        if not first:
-            return []
-        return await run_plan(db, "few", match, limit, filt, rowids=[r[0] for r in first])
-    row = await db.one(FTS_MATCH_COUNT, {"match": match, "cap": most + 1})
-    count = row[0] if row is not None else 0
-    plan: Plan = "many" if count <= most or prefix else "most"
-    return await run_plan(db, plan, match, limit, filt)
+def _moments(query: Query, segments: list[sqlite3.Row]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """The segments that match best (most clauses, then most hits; the earlier on ties), and the first that matches."""
+    scored = []
+    for s in segments:
+        folded = fold(s["text"])
+        if query.first_match(folded) is not None:
+            counts = query.phrase_counts(folded)
+            scored.append(((-coverage(query, [float(n) for n in counts]), -sum(counts), s["seq"]), s))
+    first = None
+    if scored:
+        s = scored[0][1]  # segments come in spoken order
+        first = {"seq": s["seq"], "start_ms": s["start_ms"], "end_ms": s["end_ms"], "speaker": s["speaker"]}
+    scored.sort(key=lambda item: item[0])
+    moments = [
+        {
+            "seq": s["seq"],
+            "start_ms": s["start_ms"],
+            "end_ms": s["end_ms"],
+            "speaker": s["speaker"],
+            "snippet": snippet(query, s["text"]) or preview(s["text"]),
+        }
+        for _, s in scored[:MOMENTS]
+    ]
+    return moments, first
 
 
-async def run_plan(
-    db: Reader,
-    plan: Plan,
-    match: str,
-    limit: int,
-    filt: dict[str, str | None],
-    *,
-    rowids: list[int] | None = None,
-) -> list[sqlite3.Row]:
-    """The newest live rows matching match by one plan; every plan gives the same rows in the same order.
-
-    rowids are the index's matches when the caller has read them already (the few plan).
-    """
-    if plan == "few":
-        if rowids is None:
-            rowids = [r[0] for r in await db.all(_MATCHES, {"match": match})]
-        params = {**filt, "rowids": json.dumps(rowids), "limit": limit}
-        return await db.all(FTS_HITS + _where(filt) + FTS_FEW_ORDER, params)
-    sql = FTS_HITS_NEWEST_FIRST if plan == "many" else FTS_HITS_PROBING
-    return await db.all(sql + _where(filt) + FTS_HITS_ORDER, {**filt, "match": match, "limit": limit})
-
-
-async def _scan_hits(
+async def _by_speaker(
     db: Reader,
     query: Query,
     limit: int,
-    filt: dict[str, str | None],
+    filt: Filters,
+    speaker: str,
+    sort: Sort,
     progress: Callable[[int], None] | None,
-) -> list[tuple[sqlite3.Row, float]]:
-    """The same ranking as _fts_hits, found by reading rows newest first."""
-    await db.ensure_function("magnotia_match", sql_match)
-    where = _where(filt).replace("t.", "")
-    scanned = [0]  # rows read over both passes, for progress that only goes up
-    # Lone surrogates cannot reach SQLite as text; neither they nor U+FFFD are word characters.
-    q = query.text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    titled: list[sqlite3.Row] = []
-    async for row in _scan(db, SCAN_TITLES + where, {**filt, "q": q}, progress, scanned):
-        titled.append(row)
-        if len(titled) == limit:
-            break
-    ranked = [(r, TITLE_SCORE) for r in titled]
-    if len(ranked) < limit:
-        seen = {r["rid"] for r in titled}
-        async for row in _scan(db, SCAN_TEXTS + where, {**filt, "q": q}, progress, scanned):
-            if row["rid"] not in seen:
-                ranked.append((row, TEXT_SCORE))
-                if len(ranked) == limit:
-                    break
-    return ranked
+) -> tuple[list[Candidate], int, dict[str, list[sqlite3.Row]]]:
+    """Hits on what one speaker said: their matching segments, grouped by transcript and ranked."""
+    await db.ensure_function("magnotia_fold", _fold_label)
+    params: dict[str, Any] = {**filt, "speaker": speaker}
+    if db.info.has_segment_fts:
+        rows = await db.all(SPEAKER_FTS + where(filt), {**params, "match": query.fts_at_least(1)})
+    else:
+        await db.ensure_function("magnotia_any", _any_clause)
+        rows = [
+            r async for r in scan(db, SPEAKER_SCAN + where(filt), {**params, "q": query_text(query)}, False, progress)
+        ]
+    said: dict[str, list[sqlite3.Row]] = {}
+    for r in sorted(rows, key=lambda r: (r["transcript_id"], r["seq"])):
+        said.setdefault(r["transcript_id"], []).append(r)
+    docs = []
+    for segments in said.values():
+        text = fold("\n".join(s["text"] for s in segments))
+        docs.append((segments[0], phrase_freqs(query, [text], [1.0]), token_count(text)))
+    df = [sum(f[i] > 0 for _, f, _ in docs) for i in range(len(query.phrases))]
+    scorer = Bm25(len(docs), sum(n for _, _, n in docs), df)
+    cands = [
+        Candidate(
+            s["rid"], s["transcript_id"], s["title"], s["created_at"], s["source"], coverage(query, f), scorer(f, n)
+        )
+        for s, f, n in docs
+    ]
+    n = len(query.clauses)
+    if sort == "relevance":
+        ranked, among = rank_candidates(cands, n, limit)
+        return ranked, among, said
+    timed = sorted((c for c in cands if c.coverage == n), key=lambda c: (c.created_at, c.id), reverse=sort == "newest")
+    return timed[:limit], 0, said
 
 
-async def _scan(
-    db: Reader,
-    sql: str,
-    params: dict[str, Any],
-    progress: Callable[[int], None] | None,
-    scanned: list[int],
-) -> AsyncIterator[sqlite3.Row]:
-    """The matching rows of sql, newest first, read in keyset batches."""
-    after: tuple[str, str] | None = None
-    while True:
-        keyset = " AND (created_at, id) < (:after_created, :after_id)" if after else ""
-        batch: dict[str, Any] = {**params, "batch": SCAN_BATCH}
-        if after:
-            batch["after_created"], batch["after_id"] = after
-        rows = await db.all(sql + keyset + SCAN_ORDER, batch)
-        for row in rows:
-            if row["hit"]:
-                yield row
-        scanned[0] += len(rows)
-        if progress:
-            progress(scanned[0])
-        if len(rows) < SCAN_BATCH:
-            return
-        after = (rows[-1]["created_at"], rows[-1]["id"])
+def _fold_label(label: str | None) -> str | None:
+    """``magnotia_fold``: a speaker label compared case- and accent-insensitively."""
+    return fold(label.strip()) if label else None
 
 
-def _hit_snippet(query: Query, title: str, text_row: sqlite3.Row | None) -> str:
-    candidates: Iterable[str] = ()
-    if text_row is not None:
-        formatted, raw = text_row["formatted_text"], text_row["raw_text"]
-        candidates = [t for t in (formatted, raw) if t]
-    for text in (*candidates, title):
-        found = snippet(query, text)
-        if found is not None:
-            return found
-    return preview(title or "")
-
-
-def _first_segment(query: Query, segments: list[sqlite3.Row]) -> dict[str, Any] | None:
-    """The first segment, in spoken order, where a term of the query matches.
-
-    One search over the segments joined by newlines instead of one per segment.
-    A phrase said across a segment boundary is found in the segment where it starts.
-    """
-    if not segments:
-        return None
-    texts = [fold(s["text"]) for s in segments]
-    starts = list(accumulate((len(t) + 1 for t in texts[:-1]), initial=0))
-    found = query.first_match("\n".join(texts))
-    if found is None:
-        return None
-    s = segments[bisect_right(starts, found.start()) - 1]
-    return {"seq": s["seq"], "start_ms": s["start_ms"], "end_ms": s["end_ms"], "speaker": s["speaker"]}
+def _any_clause(q: str, text: str | None) -> int:
+    """``magnotia_any``: 1 when any clause of the query matches text."""
+    return int(text is not None and any(parse_cached(q).matched(fold(text))))

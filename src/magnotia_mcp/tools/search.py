@@ -23,21 +23,54 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
 
     async with ctx.store.reader() as db:
         return await search_transcripts(
-            db, query, limit=args["limit"], since=since, until=until, source=args.get("source"), progress=progress
+            db,
+            query,
+            limit=args["limit"],
+            sort=args["sort"],
+            since=since,
+            until=until,
+            source=args.get("source"),
+            speaker=args.get("speaker"),
+            progress=progress,
         )
 
+
+_TIME = {
+    "seq": schema.INTEGER,
+    "start_ms": schema.INTEGER,
+    "end_ms": schema.INTEGER,
+    "speaker": schema.nullable("string"),
+}
 
 SEARCH_TRANSCRIPTS = Tool(
     "search_transcripts",
     "Search transcripts",
-    "Full-text search over the user's transcripts (titles and text). All words must appear, in any order, "
-    'case- and accent-insensitively; "a quoted phrase" must appear as written; word* matches a prefix; '
-    "OR between two terms accepts either. Hits come best first: title matches, then text matches, "
-    "newest first within each, with a snippet (matches in **bold**) and the first matching segment's time.",
+    "Find the user's transcripts about something, most relevant first. Send keywords or a plain question "
+    '("what did we decide about the mobile launch"): words like what/did/we/about/the are ignored, plurals and '
+    "other endings match (plans finds plan), case and accents do not matter, and a transcript does not need "
+    "every word: those matching more of them rank first, then by BM25 relevance (title words count more). "
+    '"a quoted phrase" must appear as written; word* matches a prefix; a OR b accepts either. Each hit has '
+    "a snippet (matches in **bold**), the terms it matched, and up to 3 moments (the best-matching "
+    "segments, with time and speaker) to cite or to read around with get_transcript. "
+    "sort=newest/oldest lists every transcript that has all the terms in time order instead. "
+    "speaker restricts the search to what one speaker said.",
     schema.arguments(
         {
             "query": {"type": "string", "minLength": 1, "maxLength": 500, "description": "What to look for."},
             "limit": schema.limit(50, 10, "How many hits, 1-50."),
+            "sort": {
+                "type": "string",
+                "enum": ["relevance", "newest", "oldest"],
+                "default": "relevance",
+                "description": "relevance: best match first; newest/oldest: every term required, in time order.",
+            },
+            "speaker": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 200,
+                "description": "Only what this speaker said (their label in the transcript, e.g. Ana; "
+                "case and accents do not matter).",
+            },
             "since": schema.time("Only transcripts created at or after"),
             "until": schema.time("Only transcripts created before"),
             "source": schema.source("transcripts"),
@@ -48,6 +81,12 @@ SEARCH_TRANSCRIPTS = Tool(
         {
             "query": schema.STRING,
             "mode": {"type": "string", "enum": ["fts", "scan"]},
+            "sort": {"type": "string", "enum": ["relevance", "newest", "oldest"]},
+            "ranked_among": {
+                "type": "integer",
+                "description": "How many matching transcripts the ranking compared: at one level of terms "
+                "matched, at most the newest 1,000 are.",
+            },
             "hits": schema.list_of(
                 schema.record(
                     {
@@ -56,16 +95,14 @@ SEARCH_TRANSCRIPTS = Tool(
                         "created_at": schema.STRING,
                         "source": schema.SOURCE,
                         "snippet": schema.STRING,
-                        "score": {"type": "number"},
-                        "segment": schema.record(
-                            {
-                                "seq": schema.INTEGER,
-                                "start_ms": schema.INTEGER,
-                                "end_ms": schema.INTEGER,
-                                "speaker": schema.nullable("string"),
-                            },
-                            nullable=True,
-                        ),
+                        "score": {
+                            "type": "number",
+                            "description": "Relevance, higher is better: the number of terms matched, plus "
+                            "BM25 scaled into [0, 1).",
+                        },
+                        "matched_terms": schema.list_of(schema.STRING),
+                        "moments": schema.list_of(schema.record({**_TIME, "snippet": schema.STRING})),
+                        "segment": schema.record(_TIME, nullable=True),
                     }
                 )
             ),

@@ -1,0 +1,62 @@
+"""Query-time stemming: "plans" also finds "plan", "reuniões" also finds "reunião".
+
+The app's full-text index stores words as spoken (``unicode61``, no stemmer), so
+inflections are matched from the query side: a word becomes the prefix its stem
+shares with it ("plans" -> ``plan*``, "hiring" -> ``hir*``), which the index and
+the scan both understand. Stems come from Snowball (``snowballstemmer``, pure
+Python, imported on the first search), in the language the query's function
+words point to, else the shortest stem any of the five languages gives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import cache, lru_cache
+from typing import Any
+
+from magnotia_mcp.stopwords import BY_LANGUAGE
+
+LANGUAGES = tuple(BY_LANGUAGE)
+# Shorter prefixes match too much ("pl*" for "plans"); words this short are left whole.
+MIN_PREFIX = 4
+
+
+def guess_language(folded_words: Iterable[str]) -> str | None:
+    """The language whose function words the query uses most, or None on no clear winner."""
+    votes = {lang: sum(w in words for w in folded_words) for lang, words in BY_LANGUAGE.items()}
+    best = max(votes.values())
+    winners = [lang for lang, n in votes.items() if n == best]
+    return winners[0] if best and len(winners) == 1 else None
+
+
+@lru_cache(maxsize=4096)
+def stem_prefix(folded: str, language: str | None) -> str | None:
+    """The prefix to search for a folded word (lower case, no diacritics), or None to search it whole.
+
+    Stemming the folded word keeps every stem a candidate prefix of what the index holds.
+    """
+    if len(folded) <= MIN_PREFIX:
+        return None
+    best: str | None = None
+    for lang in (language,) if language else LANGUAGES:
+        stem = _stemmer(lang).stemWord(folded)
+        shared = _common_prefix(stem, folded)
+        if MIN_PREFIX <= len(shared) < len(folded) and (best is None or len(shared) < len(best)):
+            best = shared
+    return best
+
+
+def _common_prefix(a: str, b: str) -> str:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return a[:n]
+
+
+@cache
+def _stemmer(language: str) -> Any:
+    import snowballstemmer  # type: ignore[import-untyped]  # no stubs; only the first search pays for it
+
+    return snowballstemmer.stemmer(language)
