@@ -27,8 +27,9 @@ JSON = dict[str, Any]
 INSTRUCTIONS = (
     "Read-only access to the user's Magnotia history: transcripts of their dictations and meetings, "
     "and the tasks extracted from them. Everything stays on the user's machine. "
-    'Find transcripts with search_transcripts (words, "phrases", prefix*, OR) or list_transcripts '
-    "(newest first, filter by since/until/source); read one with get_transcript. Long text comes in "
+    "Find transcripts with search_transcripts (keywords or a plain question; most relevant first, each hit "
+    "with the moments it was said) or list_transcripts (newest first, filter by since/until/source); "
+    "read one with get_transcript. Long text comes in "
     "windows: while next_offset is not null, call get_transcript again with offset=next_offset. "
     "Lists return next_cursor: pass it back as cursor for the next page. list_tasks shows action items, "
     "open first and soonest due first. Times are UTC (RFC 3339)."
