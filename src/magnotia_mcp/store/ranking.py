@@ -22,8 +22,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from magnotia_mcp.querylang import TOKEN_RE, Query, fold, parse_cached
 from magnotia_mcp.store.plans import Filters, query_text, scan, where
@@ -61,8 +60,7 @@ SCAN_STATS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class Candidate(NamedTuple):  # not a dataclass: importing dataclasses costs start-up time
     """A transcript that matches at least one clause, with what ranks it."""
 
     rid: int

@@ -5,13 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from magnotia_mcp.arguments import parse_time
-from magnotia_mcp.querylang import parse
-from magnotia_mcp.store.search import search_transcripts
 from magnotia_mcp.tools import schema
 from magnotia_mcp.tools.base import Tool, ToolContext
 
 
 async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    # Imported on the first search, not at start-up: the query language and the
+    # search plans are a dozen modules that answering initialize does not need.
+    from magnotia_mcp.querylang import parse
+    from magnotia_mcp.store.search import search_transcripts
+
     query = parse(args["query"])
     since = parse_time("since", args["since"]) if "since" in args else None
     until = parse_time("until", args["until"]) if "until" in args else None
