@@ -20,6 +20,7 @@ GET_OVERHEAD_TARGET_MS = 0.3
 PINGS_TARGET = 15_000.0
 RSS_TARGET_MIB = 40.0
 TARGET_SIZE = 100_000
+MISSES_SHOWN = 8  # relevance queries listed per mode in the Markdown (all of them are in the JSON)
 
 
 def pct(sorted_values: Sequence[float], p: float) -> float:
@@ -185,6 +186,7 @@ def markdown(report: Json) -> str:
                     f" | {fmt(sv.get('p90'))} | {fmt(sv.get('p99'))} | {fmt(fl.get('p50'))} | {fmt(fl.get('p99'))}"
                     f" | {fmt(t['overhead_p50_ms'], 3)} | {fmt(t['ratio_p50'], 1)} |"
                 )
+    lines += _relevance(report.get("relevance"))
     lines += ["", "## Targets", "", "| store | server | target | measured | status |", "|---|---|---|---|---|"]
     for s in report["sizes"]:
         for v in s["variants"]:
@@ -212,9 +214,59 @@ def markdown(report: Json) -> str:
             args = json.dumps(c["args"], ensure_ascii=False)
             lines.append(f"- {fmt(c['server_ms'], 1)} / {fmt(c['floor_ms'], 1)} `{c['tool']}` p{c['page']} `{args}`")
     fails = [(s["label"], v["label"], e) for s in report["sizes"] for v in s["variants"] for e in v["failure_examples"]]
+    fails += [
+        ("relevance", f"{v['label']} {mode}", e)
+        for v in (report.get("relevance") or {}).get("variants", [])
+        for mode, m in v["modes"].items()
+        for e in m["failures"]
+    ]
     if fails:
         lines += ["", "## Failures (first few)", ""] + [f"- {a} / {b}: `{e}`" for a, b, e in fails[:12]]
     return "\n".join(lines) + "\n"
+
+
+def _relevance(section: Json | None) -> list[str]:
+    """The Relevance table: MRR and recall@5 of the judged queries per server, mode and kind, with their latencies."""
+    if not section:
+        return []
+    target = section["target"]
+    queries = section["queries"]
+    lines = [
+        "",
+        "## Relevance",
+        "",
+        f"The judged set of `{section['set']}`: {section['transcripts']} transcripts, {section['topics']} topics,"
+        + " "
+        + " and ".join(f"{n} {kind}-style" for kind, n in queries.items())
+        + " queries, each judged; every query runs through `search_transcripts` (limit"
+        f" {section['depth']}) on a store with the full-text index (*fts*) and without it (*scan*)."
+        f" MRR: mean reciprocal rank of the first relevant hit in the top {section['depth']};"
+        f" recall@{section['recall_at']}: share of the relevant transcripts in the top {section['recall_at']}."
+        f" Target: both ≥ {target:g}.",
+        "",
+        f"| server | mode | kind | queries | MRR | recall@{section['recall_at']} | status | not perfect"
+        " | search p50 / p90 ms |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for v in section["variants"]:
+        for mode, m in v["modes"].items():
+            for kind, k in m["kinds"].items():
+                mrr, recall = k.get("mrr"), k.get("recall_at_5")
+                ok = None if mrr is None or recall is None else (mrr >= target and recall >= target)
+                ms = k["search_ms"]
+                lines.append(
+                    f"| {v['label']} | {mode} | {kind} | {k.get('queries', 0)} | {fmt(mrr, 3)} | {fmt(recall, 3)}"
+                    f" | {_met(ok)} | {len(k['misses'])} | {fmt(ms.get('p50'))} / {fmt(ms.get('p90'))} |"
+                )
+    first: Json = section["variants"][0] if section["variants"] else {"label": "", "modes": {}}
+    for mode, m in first["modes"].items():
+        misses = [x for k in m["kinds"].values() for x in k["misses"]]
+        if misses:
+            lines += ["", f"Not perfect ({first['label']}, {mode}; `*` marks a relevant hit):", ""]
+            lines += [f"- {x}" for x in misses[:MISSES_SHOWN]]
+            if len(misses) > MISSES_SHOWN:
+                lines.append(f"- … and {len(misses) - MISSES_SHOWN} more (in the JSON)")
+    return lines
 
 
 def chart(report: Json, path: Path) -> str | None:

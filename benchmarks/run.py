@@ -7,6 +7,9 @@ server the way a host drives it: raw JSON lines over the child's stdin/stdout.
   per tool   round-trip latency of each tools/call (p50/p90/p99) over a varied,
              seeded mix: first and deep pages (cursor chaining), filters, random
              ids and windows, common/rare/two-word/phrase/prefix/OR searches
+  relevance  the judged set of tests/support/relevance.py on its own small stores,
+             with and without the full-text index: MRR and recall@5 of keyword-
+             and question-style queries, and those searches' round trips
   pings      pipelined `ping` requests per second (all written before any read)
   peak RSS   VmHWM of the server (and its children) before stdin is closed
 
@@ -43,6 +46,7 @@ from typing import Any
 
 # The modules next to this file: `python benchmarks/run.py` puts this directory first on sys.path.
 import generate
+import relevance
 from client import TOOLS, Json
 from measure import log, run_variant
 from report import chart, fmt, markdown, targets, variant_figures
@@ -137,6 +141,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="schema for generated stores (default: src/magnotia_mcp/schema_v1.sql, else the contract)",
     )
     ap.add_argument("--no-chart", action="store_true", help="do not draw latest.png")
+    ap.add_argument("--no-relevance", action="store_true", help="skip the judged relevance queries")
     ap.add_argument("--fail-on-target", action="store_true", help="exit 3 when a target is not met")
     args = ap.parse_args(argv)
     args.sizes = args.sizes or ("1k" if args.smoke else "1k,10k,100k")
@@ -226,6 +231,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             if vr.fatal:
                 log(f"  [{label}] FATAL: {vr.fatal}")
         report["sizes"].append(entry)
+    if not args.no_relevance:
+        log("relevance: the judged set, fts and scan stores")
+        report["relevance"] = relevance.measure(
+            [(label, cmd, server_env(cmd)) for label, _, cmd in servers], args.timeout
+        )
     report["seconds"] = round(time.perf_counter() - t_start, 1)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     md_path = args.out_dir / "latest.md"
@@ -241,6 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     log(f"wrote {args.json} ({report['seconds']} s in all)")
     failed = sum(sum(v["failures"].values()) for s in report["sizes"] for v in s["variants"])
+    failed += relevance.failure_count(report.get("relevance"))
     missed = [
         (s["label"], v["label"], t[0])
         for s in report["sizes"]
@@ -248,6 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for t in v["targets"]
         if t[2] is False
     ]
+    missed += [("judged set", label, what) for label, what in relevance.missed_targets(report.get("relevance"))]
     for m in missed:
         log(f"target not met: {m[0]} {m[1]}: {m[2]}")
     if failed:

@@ -19,6 +19,11 @@ EXCHANGE = [
     ("tools/list", {}),
     ("tools/call", {"name": "list_transcripts", "arguments": {"limit": 3}}),
     ("tools/call", {"name": "search_transcripts", "arguments": {"query": "privacy review"}}),
+    # A question, as a person asks it: the meeting that answers it comes first.
+    (
+        "tools/call",
+        {"name": "search_transcripts", "arguments": {"query": "what did we decide about the mobile launch"}},
+    ),
     ("tools/call", {"name": "list_tasks", "arguments": {"status": "open", "limit": 2}}),
     ("tools/call", {"name": "get_transcript", "arguments": {"id": "no-such-id"}}),
 ]

@@ -1,0 +1,106 @@
+"""Judged relevance of search_transcripts, end to end (issue 9, "Search that answers the question").
+
+The judged set (tests/support/relevance.py) is served by the real server twice: from a store with
+the full-text index (the server searches in "fts" mode) and from the same rows without it ("scan"
+mode). Every query goes through search_transcripts (limit 10) and is judged; mean reciprocal rank
+and recall@5 must each be at least 0.9, for keyword-style and for question-style queries, in both
+modes. Trashed transcripts must never be found. On the demo store, "what did we decide about the
+mobile launch" must find the Mobile launch sync first.
+
+Not collected by default yet (the name does not match test_*.py): run it with
+``pytest -s tests/e2e/relevance_check.py`` to see the figures. It becomes test_relevance.py when
+the new ranking lands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from magnotia_mcp.demo import build_sample_store
+from tests.support import relevance
+from tests.support.relevance import KINDS, MODES, TARGET, Evaluation
+from tests.support.server import ServerProcess, SharedServers
+
+Start = Callable[..., ServerProcess]
+Judge = Callable[[str], Evaluation]
+DEMO_QUESTION = "what did we decide about the mobile launch"
+DEMO_ANSWER = "Mobile launch sync"
+
+
+def hit_ids(server: ServerProcess, query: str, mode: str) -> list[str]:
+    """search_transcripts as a host calls it: the transcript ids of the hits, best first."""
+    result = server.result("search_transcripts", {"query": query, "limit": relevance.SEARCH_LIMIT})
+    assert result["mode"] == mode, f"{query!r} was searched in {result['mode']!r} mode, expected {mode!r}"
+    return [hit["transcript_id"] for hit in result["hits"]]
+
+
+@pytest.fixture(scope="module")
+def judged_stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The judged store with the full-text index ("fts") and without it ("scan"), each named magnotia.db."""
+    base = tmp_path_factory.mktemp("judged")
+    return {mode: relevance.build_store(base / mode / "magnotia.db", fts=mode == "fts") for mode in MODES}
+
+
+@pytest.fixture(scope="module")
+def evaluations() -> Iterator[dict[str, Evaluation]]:
+    """The evaluations made in this module, by mode; printed as one table at its end."""
+    done: dict[str, Evaluation] = {}
+    yield done
+    if done:
+        print("\n\nsearch_transcripts relevance (judged set, tests/support/relevance.py):")
+        print(relevance.table({f"{mode} mode": ev for mode, ev in sorted(done.items())}))
+
+
+@pytest.fixture
+def judge(judged_stores: dict[str, Path], shared_servers: SharedServers, evaluations: dict[str, Evaluation]) -> Judge:
+    """The evaluation of every query in a mode, made once per module (the server is started in the test)."""
+
+    def get(mode: str) -> Evaluation:
+        if mode not in evaluations:
+            server = shared_servers.get(judged_stores[mode], "2025-06-18")
+            evaluations[mode] = relevance.evaluate(lambda query: hit_ids(server, query, mode))
+        return evaluations[mode]
+
+    return get
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_relevance(judge: Judge, mode: str, kind: str) -> None:
+    evaluation = judge(mode)
+    figures = evaluation.figures()[kind]
+    misses = evaluation.misses(kind)
+    print(
+        f"\n{mode} mode, {kind} queries: MRR {figures.mrr:.3f}, recall@{relevance.RECALL_AT}"
+        f" {figures.recall_at_5:.3f} over {figures.queries} queries; {len(misses)} not perfect"
+    )
+    for outcome in misses:
+        print("  " + outcome.describe())
+    why = (
+        f"{mode} mode, {kind} queries: MRR {figures.mrr:.3f}, recall@5 {figures.recall_at_5:.3f}"
+        f" (both must be >= {TARGET}); not perfect:\n" + "\n".join(o.describe() for o in misses)
+    )
+    assert figures.mrr >= TARGET, why
+    assert figures.recall_at_5 >= TARGET, why
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_trashed_transcripts_are_never_found(judge: Judge, mode: str) -> None:
+    found = judge(mode).trashed()
+    assert not found, "\n".join(o.describe() for o in found)
+
+
+def test_demo_question_finds_the_meeting_first(tmp_path: Path, start_server: Start) -> None:
+    db = tmp_path / "demo" / "magnotia.db"
+    db.parent.mkdir()
+    db.parent.chmod(0o755)  # the container runs as another user
+    build_sample_store(db)
+    server = start_server(db)
+    server.initialize()
+    hits = server.result("search_transcripts", {"query": DEMO_QUESTION})["hits"]
+    titles = [hit["title"] for hit in hits]
+    print(f"\ndemo store, {DEMO_QUESTION!r}: {titles}")
+    assert titles[:1] == [DEMO_ANSWER], titles
