@@ -157,6 +157,10 @@ class Query:
         expr = " AND ".join(_clause_fts(c) for c in self.clauses)
         return f"{column} : ({expr})" if column else expr
 
+    def clause_fts(self) -> list[str]:
+        """Each clause's own FTS5 MATCH expression."""
+        return [_clause_fts(c) for c in self.clauses]
+
     def fts_at_least(self, k: int) -> str:
         """The FTS5 MATCH expression for rows matching at least k of the clauses.
 

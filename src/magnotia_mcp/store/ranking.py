@@ -8,18 +8,21 @@ The order, in both modes:
    the title weighted 4, raw and formatted text 1 each), higher first;
 3. exact ties: newest first.
 
-With the index, SQLite computes BM25 for each coverage level (``Query.fts_at_least``).
-Without it, the scan computes the same formula from the same statistics, read in
-its pass over every row: the number of rows, their average length in tokens and,
-per phrase, how many rows hold it (the index counts transcripts in the trash too,
-so the scan does). The work is bounded: at one coverage level at most
-``RANK_CAP`` transcripts (the newest) are ranked, and ``ranked_among`` says how
-many were compared.
+With the index, SQLite computes BM25 (each term counted once, in an AND or an OR
+of all the terms). Without it, the scan computes the same formula from the same
+statistics, read in its pass over every row: the number of rows, their average
+length in tokens and, per phrase, how many rows hold it (the index counts
+transcripts in the trash too, so the scan does).
+
+The work is bounded (``RANK_CAP``): the transcripts with every term are ranked
+among the newest 1,000 of them; when fewer than the limit have every term, the
+partial matches are ranked among the newest 1,000 that have any term, with the
+coverage of each read from one index lookup per clause over that window.
+``ranked_among`` says how many transcripts were compared.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -34,22 +37,21 @@ WEIGHTS = (4.0, 1.0, 1.0)  # title, raw_text, formatted_text
 K1, B = 1.2, 0.75
 RANK_CAP = 1_000
 
-_FTS_FROM = (
+# The newest matching live rows, with what a hit shows: the join reads each row to
+# its end (for deleted_at) anyway, so the other columns come at no extra cost.
+NEWEST = (
+    "SELECT t.rowid AS rid, t.id, t.title, t.created_at, t.source"
     " FROM transcripts_fts AS f JOIN transcripts AS t ON t.rowid = f.rowid"
     " WHERE f.transcripts_fts MATCH :match AND t.deleted_at IS NULL"
 )
-TIER_NEWEST = "SELECT f.rowid" + _FTS_FROM
-# Ranking reads the index alone: joining each match to its row (for the trash and the
-# filters) costs several times the ranking, so only the best few are looked up after.
-TIER_RANKED = (
-    f"SELECT rowid, bm25(transcripts_fts, {', '.join(map(str, WEIGHTS))}) AS s"
+NEWEST_ORDER = " ORDER BY f.rowid DESC LIMIT :cap"
+# Ranking reads the index alone; only rows already known to be live are kept.
+SCORED = (
+    f"SELECT rowid, bm25(transcripts_fts, {', '.join(map(str, WEIGHTS))})"
     " FROM transcripts_fts WHERE transcripts_fts MATCH :match"
 )
-TIER_ORDER = " ORDER BY s LIMIT :want"
-LIVE_KEYS = (
-    "SELECT t.rowid AS rid, t.id, t.title, t.created_at, t.source FROM transcripts AS t"
-    " WHERE t.rowid IN (SELECT value FROM json_each(:rowids)) AND t.deleted_at IS NULL"
-)
+IN_CLAUSE = "SELECT rowid FROM transcripts_fts WHERE transcripts_fts MATCH :match"
+FROM_FLOOR = " AND rowid >= :floor"
 # The scan reads every row (the trash too: the statistics must be the index's) and
 # says, per row, whether it may be a hit; matching and counting run in SQLite.
 SCAN_STATS = (
@@ -75,46 +77,41 @@ class Candidate(NamedTuple):  # not a dataclass: importing dataclasses costs sta
 async def rank_fts(db: Reader, query: Query, limit: int, filt: Filters) -> tuple[list[Candidate], int]:
     """The best live transcripts for query, by the index; and how many were compared."""
     n = len(query.clauses)
-    out: list[Candidate] = []
-    seen: set[int] = set()
-    among = 0
-    for k in range(n, 0, -1):
-        match = query.fts_at_least(k)
-        params: dict[str, Any] = {**filt, "match": match}
-        newest = await db.all(
-            TIER_NEWEST + where(filt) + " ORDER BY f.rowid DESC LIMIT :cap", {**params, "cap": RANK_CAP + 1}
-        )
-        if not newest:
-            continue
-        among = min(len(newest), RANK_CAP)
-        bound = ""
-        if len(newest) > RANK_CAP:
-            bound, params["floor"] = " AND rowid >= :floor", newest[RANK_CAP - 1][0]
-        # Each clause is in comb(n - 1, k - 1) of the k-subsets: undo that constant factor.
-        scale = math.comb(n - 1, k - 1)
-        for r in await _best_live(db, TIER_RANKED + bound, params, filt, limit + len(seen)):
-            if r["rid"] not in seen:
-                seen.add(r["rid"])
-                out.append(Candidate(r["rid"], r["id"], r["title"], r["created_at"], r["source"], k, -r["s"] / scale))
-                if len(out) == limit:
-                    return out, among
-    return out, among
+    # First every transcript that has all the terms (for one term, that is the answer).
+    full, full_scores = await _window(db, query.fts(), filt)
+    ranked_full = _order([r._replace(coverage=n, relevance=full_scores[rid]) for rid, r in full.items()])
+    if len(ranked_full) >= limit or n == 1:
+        return ranked_full[:limit], len(full)
+    # Then partial matches, among the newest that have any of the terms.
+    window, scores = await _window(db, query.fts_at_least(1), filt)
+    covered = dict.fromkeys(window, 0)
+    floor = {"floor": min(window)} if window else {}
+    for clause in query.clause_fts():
+        for (rid,) in await db.all(IN_CLAUSE + (FROM_FLOOR if floor else ""), {"match": clause, **floor}):
+            if rid in covered:
+                covered[rid] += 1
+    rest = [r._replace(coverage=covered[rid], relevance=scores[rid]) for rid, r in window.items() if rid not in full]
+    return (ranked_full + _order(rest))[:limit], len(full.keys() | window.keys())
 
 
-async def _best_live(db: Reader, ranked: str, params: dict[str, Any], filt: Filters, want: int) -> list[dict[str, Any]]:
-    """The want best-scored live rows that pass the filters, best first; exact ties newest first."""
-    fetch = want * 2
-    while True:
-        scored = await db.all(ranked + TIER_ORDER, {**params, "want": fetch})
-        keys = await db.all(LIVE_KEYS + where(filt), {**filt, "rowids": json.dumps([r[0] for r in scored])})
-        if len(keys) >= want or len(scored) < fetch:
-            break
-        fetch *= 4  # the trash or the filters took too many: look further down
-    score = {r[0]: r[1] for r in scored}
-    rows = [{**dict(k), "s": score[k["rid"]]} for k in keys]
-    rows.sort(key=lambda r: (r["created_at"], r["id"]), reverse=True)
-    rows.sort(key=lambda r: r["s"])  # stable: ties stay newest first
-    return rows[:want]
+async def _window(db: Reader, match: str, filt: Filters) -> tuple[dict[int, Candidate], dict[int, float]]:
+    """The newest RANK_CAP live rows matching match (by rowid; not yet scored), and their BM25 scores."""
+    rows = await db.all(NEWEST + where(filt) + NEWEST_ORDER, {**filt, "match": match, "cap": RANK_CAP})
+    window = {r["rid"]: Candidate(r["rid"], r["id"], r["title"], r["created_at"], r["source"], 0, 0.0) for r in rows}
+    if not window:
+        return window, {}
+    params: dict[str, Any] = {"match": match}
+    if len(rows) == RANK_CAP:  # maybe bounded: score only from the oldest row kept on
+        params["floor"] = rows[-1]["rid"]
+    scored = await db.all(SCORED + (FROM_FLOOR if "floor" in params else ""), params)
+    return window, {rid: -s for rid, s in scored if rid in window}
+
+
+def _order(cands: list[Candidate]) -> list[Candidate]:
+    """More terms first, then higher BM25, then newest."""
+    cands.sort(key=lambda c: (c.created_at, c.id), reverse=True)
+    cands.sort(key=lambda c: (-c.coverage, -c.relevance))  # stable: ties stay newest first
+    return cands
 
 
 async def rank_scan(
@@ -147,25 +144,18 @@ async def rank_scan(
 
 def rank_candidates(cands: list[Candidate], clauses: int, limit: int) -> tuple[list[Candidate], int]:
     """rank_fts's order and bound, applied to candidates already scored."""
-    out: list[Candidate] = []
-    seen: set[int] = set()
-    among = 0
-    for k in range(clauses, 0, -1):
-        pool = [c for c in cands if c.coverage >= k]
-        if not pool:
-            continue
-        if len(pool) > RANK_CAP:
-            pool = sorted(pool, key=lambda c: c.rid, reverse=True)[:RANK_CAP]
-        among = len(pool)
-        pool.sort(key=lambda c: (c.created_at, c.id), reverse=True)
-        pool.sort(key=lambda c: -c.relevance)  # stable: ties stay newest first
-        for c in pool:
-            if c.rid not in seen:
-                seen.add(c.rid)
-                out.append(c)
-                if len(out) == limit:
-                    return out, among
-    return out, among
+    full = _newest([c for c in cands if c.coverage == clauses])
+    ranked_full = _order(list(full.values()))
+    if len(ranked_full) >= limit or clauses == 1:
+        return ranked_full[:limit], len(full)
+    window = _newest(cands)
+    rest = [c for rid, c in window.items() if rid not in full]
+    return (ranked_full + _order(rest))[:limit], len(full.keys() | window.keys())
+
+
+def _newest(cands: list[Candidate]) -> dict[int, Candidate]:
+    """The RANK_CAP candidates the index would keep: the highest rowids."""
+    return {c.rid: c for c in sorted(cands, key=lambda c: c.rid, reverse=True)[:RANK_CAP]}
 
 
 class Bm25:

@@ -87,8 +87,8 @@ SEARCH_TRANSCRIPTS = Tool(
             "sort": {"type": "string", "enum": ["relevance", "newest", "oldest"]},
             "ranked_among": {
                 "type": "integer",
-                "description": "How many matching transcripts the ranking compared: at one level of terms "
-                "matched, at most the newest 1,000 are.",
+                "description": "How many matching transcripts the ranking compared: every match, or the "
+                "newest 1,000 of those with every term (and of those with any term, when too few have all).",
             },
             "hits": schema.list_of(
                 schema.record(
