@@ -28,7 +28,7 @@ seeded ``random.Random``; the same store is built byte for byte on every run. No
 fitted to any search implementation: the texts are written as meetings are held, and the judgments
 say only which transcripts a person asking would want.
 
-Used by tests/e2e/relevance_check.py (the server, FTS and scan mode) and benchmarks/relevance.py
+Used by tests/e2e/test_relevance.py (the server, FTS and scan mode) and benchmarks/relevance.py
 (the figures in the benchmark report).
 """
 

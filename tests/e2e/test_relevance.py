@@ -7,9 +7,7 @@ and recall@5 must each be at least 0.9, for keyword-style and for question-style
 modes. Trashed transcripts must never be found. On the demo store, "what did we decide about the
 mobile launch" must find the Mobile launch sync first.
 
-Not collected by default yet (the name does not match test_*.py): run it with
-``pytest -s tests/e2e/relevance_check.py`` to see the figures. It becomes test_relevance.py when
-the new ranking lands.
+``pytest -s tests/e2e/test_relevance.py`` prints the figures and the queries that are not perfect.
 """
 
 from __future__ import annotations
