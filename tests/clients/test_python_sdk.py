@@ -127,7 +127,9 @@ async def exercise(api: Client | ClientSession, sample: Sample) -> dict[str, Any
         assert result.is_error is False, (name, result)
         calls[name] = structured(result)
     assert [t["id"] for t in calls["list_transcripts"]["transcripts"]] == sample.live
+    assert [t["speakers"] for t in calls["list_transcripts"]["transcripts"]] == [[], ["Ana", "Bo"], []]
     assert calls["get_transcript"]["title"] == "Quarterly budget review"
+    assert calls["get_transcript"]["speakers"] == ["Ana", "Bo"]
     assert calls["search_transcripts"]["hits"][0]["transcript_id"] == sample.meeting
     assert [t["title"] for t in calls["list_tasks"]["tasks"]] == ["Send the budget draft"]
 
@@ -283,11 +285,13 @@ def test_the_sdk_client_reads_odd_rows_and_tool_errors(launcher: Launcher, odd_s
     assert [t["title"] for t in out["list"]["transcripts"]] == ["Pricing meeting", ""]
     assert out["list"]["transcripts"][1]["language"] is None
     assert out["list"]["transcripts"][1]["duration_ms"] is None
+    assert [t["speakers"] for t in out["list"]["transcripts"]] == [["Ana", "Ben"], []]
     assert out["get"]["title"] == "Pricing meeting"
     assert out["get"]["format"] == "formatted"
     assert [s["speaker"] for s in out["get"]["segments"]] == ["Ana", "Ben"]
     assert out["get"]["tasks"][0]["title"] == "Send the pricing table"
     assert out["window"]["next_offset"] == 10
+    assert out["get"]["speakers"] == out["window"]["speakers"] == ["Ana", "Ben"]
     assert [h["title"] for h in out["search"]["hits"]] == ["Pricing meeting"]
     assert "**pricing**" in out["search"]["hits"][0]["snippet"]
     assert out["search"]["hits"][0]["segment"]["speaker"] == "Ana"

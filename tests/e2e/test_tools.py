@@ -263,7 +263,7 @@ def test_list_transcripts_defaults_to_20_newest_first_with_the_contract_fields(s
     assert [t["id"] for t in items] == [r.id for r in DATA.live[:20]]
     assert isinstance(result["next_cursor"], str)
     for item in items:
-        assert set(item) == {"id", "title", "source", "language", "created_at", "duration_ms", "preview"}
+        assert set(item) == {"id", "title", "source", "language", "created_at", "duration_ms", "preview", "speakers"}
     first = next(t for t in items if t["title"] == "Team meeting")
     assert first["source"] == "meeting"
     assert first["created_at"] == ts(28, 15 * 60)

@@ -17,11 +17,24 @@ from magnotia_mcp.text import preview, window_end
 if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio and sqlite3
     from magnotia_mcp.store.pool import Reader
 
+# A transcript's speaker labels, each once, in order of first appearance: the
+# segments are walked in seq order on the UNIQUE (transcript_id, seq) index and
+# DISTINCT keeps the first of each (the ORDER BY of a FROM subquery is kept
+# under json_group_array). Correlated to transcripts.id, so it runs only for the
+# rows a statement returns: a list page's rows, not the rows its filters skip.
+# Measured on a 10k store against one query for the page's ids (json_each), and
+# against GROUP BY speaker ORDER BY min(seq): this was the cheapest of the three,
+# most of all on long meetings (about 5 ms for a 20,000-segment transcript).
+SPEAKERS_JSON = (
+    "(SELECT json_group_array(DISTINCT speaker)"
+    " FROM (SELECT speaker FROM segments WHERE transcript_id = transcripts.id AND speaker IS NOT NULL"
+    " ORDER BY seq)) AS speakers_json"
+)
+
 # 801 characters: one more than the preview reads, so it knows the text goes on.
 LIST_TRANSCRIPTS = (
     "SELECT id, title, source, language, created_at, duration_ms,"
-    " substr(coalesce(formatted_text, raw_text), 1, 801) AS head"
-    " FROM transcripts WHERE 1"
+    " substr(coalesce(formatted_text, raw_text), 1, 801) AS head, " + SPEAKERS_JSON + " FROM transcripts WHERE 1"
 )
 SINCE = " AND created_at >= :since"
 UNTIL = " AND created_at < :until"
@@ -45,7 +58,8 @@ _TRANSCRIPT_COLUMNS = (
     "SELECT id, title, source, language, model, created_at, updated_at, duration_ms, raw_text, formatted_text, "
 )
 _ONE_LIVE = " FROM transcripts WHERE id = :id AND deleted_at IS NULL"
-GET_TRANSCRIPT = _TRANSCRIPT_COLUMNS + _TASKS_JSON + _ONE_LIVE
+# Without segments the speakers are read in SQL; with them, from those (one walk of the segments, not two).
+GET_TRANSCRIPT = _TRANSCRIPT_COLUMNS + _TASKS_JSON + ", " + SPEAKERS_JSON + _ONE_LIVE
 GET_TRANSCRIPT_WITH_SEGMENTS = _TRANSCRIPT_COLUMNS + _TASKS_JSON + ", " + _SEGMENTS_JSON + _ONE_LIVE
 
 
@@ -85,6 +99,7 @@ async def list_transcripts(
             "created_at": r["created_at"],
             "duration_ms": r["duration_ms"],
             "preview": preview(r["head"] or ""),
+            "speakers": json.loads(r["speakers_json"]),
         }
         for r in rows[:limit]
     ]
@@ -128,7 +143,10 @@ async def get_transcript(
     }
     if include_segments:
         segments = json.loads(row["segments_json"])
+        result["speakers"] = list(dict.fromkeys(s[3] for s in segments if s[3] is not None))
         result["segments"] = _segments_in_window(segments, row["raw_text"], used == "raw", total, start, end)
+    else:
+        result["speakers"] = json.loads(row["speakers_json"])
     result["tasks"] = json.loads(row["tasks_json"])
     return result
 

@@ -59,3 +59,7 @@ def time(what: str) -> Schema:
 
 
 TRANSCRIPT_REF = record({"id": STRING, "title": STRING}, nullable=True)
+SPEAKERS: Schema = {
+    **list_of(STRING),
+    "description": "The transcript's speaker labels, each once, in order of first appearance; empty when none.",
+}

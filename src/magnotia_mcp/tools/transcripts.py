@@ -49,6 +49,7 @@ LIST_TRANSCRIPTS = Tool(
                         "created_at": schema.STRING,
                         "duration_ms": schema.nullable("integer"),
                         "preview": schema.STRING,
+                        "speakers": schema.SPEAKERS,
                     }
                 )
             ),
@@ -120,6 +121,7 @@ GET_TRANSCRIPT = Tool(
             "offset": schema.INTEGER,
             "total_chars": schema.INTEGER,
             "next_offset": schema.nullable("integer"),
+            "speakers": schema.SPEAKERS,
             "segments": schema.list_of(
                 schema.record(
                     {

@@ -1,0 +1,33 @@
+"""Speaker labels: how a label the user names is compared with the labels in segments.
+
+Diarization writes labels such as ``Speaker 1`` or ``Ana``; a user (or a model)
+types them back however they like. Two labels are the same speaker when they
+are equal once folded:
+
+* case and Latin accents do not matter (the same folding as search, so
+  ``"ana"`` and ``"Ána"`` are ``"Ana"``), whether the accents are written
+  precomposed or as combining marks (NFC first);
+* whitespace around the label does not matter; whitespace inside it does;
+* it is equality, not containment: ``"Ana"`` is not ``"Ana Silva"``, nor
+  ``"Speaker 1"`` ``"Speaker 10"``;
+* a segment with no label (NULL) matches nothing, and neither does a blank name.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from magnotia_mcp.querylang import fold
+
+
+def speaker_key(label: str) -> str:
+    """The form two labels are compared in: NFC, stripped, case and accents folded."""
+    return fold(unicodedata.normalize("NFC", label).strip())
+
+
+def speaker_matches(wanted: str, label: str | None) -> bool:
+    """True when the segment label ``label`` names the speaker ``wanted`` (see the module docstring)."""
+    if label is None:
+        return False
+    key = speaker_key(wanted)
+    return key != "" and key == speaker_key(label)
