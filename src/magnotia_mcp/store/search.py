@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from magnotia_mcp.querylang import Query, fold, parse_cached, snippet
+from magnotia_mcp.speakers import speaker_key
 from magnotia_mcp.store.plans import Filters, fts_in_order, query_text, scan, scan_in_order, where
 from magnotia_mcp.store.ranking import (
     Bm25,
@@ -74,7 +75,7 @@ async def search_transcripts(
     filt: Filters = {"since": since, "until": until, "source": source}
     said: dict[str, list[sqlite3.Row]] | None = None
     if speaker is not None:
-        ranked, among, said = await _by_speaker(db, query, limit, filt, fold(speaker.strip()), sort, progress)
+        ranked, among, said = await _by_speaker(db, query, limit, filt, speaker_key(speaker), sort, progress)
     elif sort != "relevance":
         oldest = sort == "oldest"
         if db.has_fts:
@@ -217,8 +218,9 @@ async def _by_speaker(
 
 
 def _fold_label(label: str | None) -> str | None:
-    """``magnotia_fold``: a speaker label compared case- and accent-insensitively."""
-    return fold(label.strip()) if label else None
+    """``magnotia_fold``: a speaker label in the form labels are compared in (``speakers.speaker_key``)."""
+    key = speaker_key(label) if label else ""
+    return key or None
 
 
 def _any_clause(q: str, text: str | None) -> int:
