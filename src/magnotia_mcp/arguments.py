@@ -9,10 +9,14 @@ argument and says what would be accepted.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from magnotia_mcp.errors import InvalidArguments
+
+if TYPE_CHECKING:
+    from magnotia_mcp.timewords import Zone
 
 HANDLED_TYPES = ("integer", "string", "boolean")
 
@@ -98,21 +102,82 @@ def _json_type(value: object) -> str:
 
 _TIME = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})"
-    r"(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?([Zz]|[+-]\d{2}:?\d{2}))?"
+    r"(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?([Zz]|[+-]\d{2}:?\d{2})?)?"
 )
+
+
+class TimeRange(NamedTuple):
+    """A tool's time filter: the store's UTC text for each end, and the ``range`` its result echoes."""
+
+    since: str | None
+    until: str | None
+    echo: dict[str, str | None] | None  # {"since": ..., "until": ...}; None when no time filter was given
+
+    def echoed(self, result: dict[str, Any]) -> dict[str, Any]:
+        """result with ``range`` first when a time filter was given (the outputSchema's optional field)."""
+        return {"range": self.echo, **result} if self.echo else result
+
+
+def time_range(
+    args: Mapping[str, Any],
+    since: str | None = "since",
+    until: str | None = "until",
+    *,
+    now: datetime | None = None,
+    zone: Zone | None = None,
+) -> TimeRange:
+    """Read the arguments named since and until (None: the tool has no such end), one now for both.
+
+    ``list_tasks`` reads its due_before as an until: ``time_range(args, None, "due_before")``.
+    """
+    now = now if now is not None else datetime.now(timezone.utc)
+    low = resolve_time(since, args[since], end=False, now=now, zone=zone) if since and since in args else None
+    high = resolve_time(until, args[until], end=True, now=now, zone=zone) if until and until in args else None
+    given = (since and since in args) or (until and until in args)
+    return TimeRange(low, high, {"since": low, "until": high} if given else None)
+
+
+def resolve_time(name: str, value: str, *, end: bool, now: datetime | None = None, zone: Zone | None = None) -> str:
+    """Any accepted time as the store's UTC text; end: it is an until (a period then means its end).
+
+    RFC 3339 times and plain dates are read here, the same in both roles (a date
+    is that day's UTC start, as it always was); anything else goes to
+    ``timewords``, imported only then.
+    """
+    m = _TIME.fullmatch(value.strip())
+    if m is not None:
+        return _rfc3339(name, value, m)
+    from magnotia_mcp import timewords  # noqa: PLC0415  (words only: RFC 3339 needs none of it)
+
+    return store_text(name, value, timewords.resolve(name, value, end=end, now=now, zone=zone))
+
+
+def store_text(name: str, value: str, stamp: datetime) -> str:
+    """An aware datetime as the store's UTC text, sub-milliseconds rounded up (see parse_time)."""
+    stamp = stamp.astimezone(timezone.utc)
+    millis = -(-stamp.microsecond // 1000)
+    try:
+        stamp = stamp.replace(microsecond=0) + timedelta(milliseconds=millis)
+    except OverflowError:
+        raise InvalidArguments(name, f"is outside the years 0001 to 9999 once in UTC: {value!r}") from None
+    return f"{stamp.year:04d}-" + stamp.strftime("%m-%dT%H:%M:%S") + f".{stamp.microsecond // 1000:03d}Z"
 
 
 def parse_time(name: str, value: str) -> str:
     """An RFC 3339 time or a plain date, as the store's UTC text form (ms, 'Z').
 
     Sub-millisecond input is rounded up: the store has milliseconds, and both
-    ``>= since`` and ``< until`` stay exact that way.
+    ``>= since`` and ``< until`` stay exact that way. Words are ``resolve_time``'s.
     """
     m = _TIME.fullmatch(value.strip())
     if m is None:
         raise InvalidArguments(
             name, f"must be an RFC 3339 time like 2026-05-09T14:03:12Z or a date like 2026-05-09, not {value!r}"
         )
+    return _rfc3339(name, value, m)
+
+
+def _rfc3339(name: str, value: str, m: re.Match[str]) -> str:
     year, month, day, hour, minute, second, frac, zone = m.groups()
     if hour is not None and zone is None:
         raise InvalidArguments(name, f"needs a time zone: add 'Z' for UTC, e.g. {value}Z")

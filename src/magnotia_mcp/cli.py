@@ -39,6 +39,9 @@ examples:
   magnotia-mcp --demo                 serve a generated sample store (no app needed)
   magnotia-mcp --db ~/magnotia.db     serve a specific store
 
+time words (today, last week, 7d, ...) resolve in the system's local time zone;
+--timezone NAME (or $MAGNOTIA_TZ) sets another, an IANA name such as Europe/Berlin.
+
 Logs go to stderr; stdout carries only MCP messages.
 """
 
@@ -51,7 +54,8 @@ def _env_log_level() -> str:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="magnotia-mcp",
-        usage="magnotia-mcp [serve|doctor] [--db PATH] [--demo] [--log-level LEVEL] [--call-timeout SECONDS]",
+        usage="magnotia-mcp [serve|doctor] [--db PATH] [--demo] [--log-level LEVEL] [--call-timeout SECONDS] "
+        "[--timezone NAME]",
         description=DESCRIPTION,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -74,6 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=30.0,
         help="stop any tool call that runs longer than this and answer with an error (default: 30)",
     )
+    parser.add_argument(
+        "--timezone",
+        metavar="NAME",
+        help="the user's time zone for time words such as today or last week, an IANA name like Europe/Berlin "
+        "(default: $MAGNOTIA_TZ, else the system's local zone)",
+    )
     parser.add_argument("--version", action="version", version=f"magnotia-mcp {__version__}")
     return parser
 
@@ -88,6 +98,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.call_timeout <= 0:
         log.error("--call-timeout must be a positive number of seconds")
         return 2
+    zone, origin = (args.timezone, "--timezone") if args.timezone else (os.environ.get("MAGNOTIA_TZ"), "MAGNOTIA_TZ")
+    if zone:
+        from magnotia_mcp.timewords import UnknownZone, use_zone
+
+        try:
+            use_zone(zone)
+        except UnknownZone as exc:
+            log.error(f"{exc} (from {origin})")
+            return 2
     if args.demo:
         return _serve_demo(args.call_timeout)
     try:

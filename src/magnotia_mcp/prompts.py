@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from magnotia_mcp.arguments import parse_time
+from magnotia_mcp.arguments import time_range
 from magnotia_mcp.errors import InvalidArguments, InvalidParams, ResourceNotFound
 from magnotia_mcp.resources import URI_TEMPLATE, display_name, read_markdown, transcript_uri
 from magnotia_mcp.store.transcripts import complete_transcript_ids, list_transcripts
@@ -93,11 +93,13 @@ _action_items = _about_one_transcript(
 
 
 async def _review_meetings(store: Store, args: dict[str, str], links: bool) -> list[JSON]:
-    since = parse_time("since", args["since"])
-    until = parse_time("until", args["until"]) if args.get("until") else None
+    window = time_range({k: v for k, v in args.items() if k in ("since", "until") and v})
     async with store.reader() as db:
-        page, more = await list_transcripts(db, limit=REVIEW_LIMIT, since=since, until=until, source="meeting")
+        page, more = await list_transcripts(
+            db, limit=REVIEW_LIMIT, since=window.since, until=window.until, source="meeting"
+        )
     period = f"from {args['since']}" + (f" until {args['until']}" if args.get("until") else "")
+    period += f" ({window.since} to {window.until or 'now'}, UTC)"
     if not page:
         return [_instruction(f"There are no Magnotia meetings {period}. Say so, and suggest a wider period.")]
     listing = "\n".join(f"- {display_name(m)} ({m['created_at']}, id {m['id']}): {m['preview']}" for m in page)
@@ -152,13 +154,15 @@ PROMPTS: dict[str, Prompt] = {
                 {
                     "name": "since",
                     "title": "Since",
-                    "description": "Start of the period: a date (2026-05-01) or RFC 3339 time.",
+                    "description": "Start of the period: last week, this month, 7d, 2026-05, a date "
+                    "(2026-05-01) or an RFC 3339 time.",
                     "required": True,
                 },
                 {
                     "name": "until",
                     "title": "Until",
-                    "description": "End of the period (exclusive); default: now.",
+                    "description": "End of the period (exclusive; a word such as yesterday counts to its "
+                    "end); default: now.",
                     "required": False,
                 },
             ],

@@ -29,7 +29,11 @@ export async function exercise(client) {
     summary.calls[name] = { isError: r.isError ?? false, structuredContent: r.structuredContent ?? null, parsed };
     return parsed;
   };
-  const listed = await call("list_transcripts", { limit: 20 });
+  // Time words: the result echoes the range it used ("range"), checked against the outputSchema by the SDK.
+  const listed = await call("list_transcripts", { limit: 20, since: "2000", until: "tomorrow" });
+  if (!listed.range || listed.range.since !== "2000-01-01T00:00:00.000Z") {
+    throw new Error(`list_transcripts did not echo its range: ${JSON.stringify(listed.range)}`);
+  }
   if (listed.transcripts.length === 0) throw new Error("the store has no transcripts");
   const chosen = listed.transcripts.find((t) => t.source === "meeting") ?? listed.transcripts[0];
   await call("get_transcript", { id: chosen.id, include_segments: true });

@@ -133,6 +133,22 @@ async def exercise(api: Client | ClientSession, sample: Sample) -> dict[str, Any
     assert calls["search_transcripts"]["hits"][0]["transcript_id"] == sample.meeting
     assert [t["title"] for t in calls["list_tasks"]["tasks"]] == ["Send the budget draft"]
 
+    # Time words: the result echoes the range it used, and the SDK checks it against the outputSchema.
+    windowed = structured(await api.call_tool("list_transcripts", {"since": "2026-05", "until": "tomorrow"}))
+    assert [t["id"] for t in windowed["transcripts"]] == sample.live
+    assert windowed["range"]["since"] == "2026-05-01T00:00:00.000Z"
+    assert isinstance(windowed["range"]["until"], str)
+    due = structured(await api.call_tool("list_tasks", {"status": "open", "due_before": "2026"}))
+    assert due["range"] == {"since": None, "until": "2027-01-01T00:00:00.000Z"}
+    assert [t["title"] for t in due["tasks"]] == ["Send the budget draft"]
+    refused = await api.call_tool("list_transcripts", {"since": "the other day"}) if isinstance(api, Client) else None
+    if refused is not None:  # a Client session is 2025-11-25 or later: a result the model reads
+        assert refused.is_error is True
+        block = refused.content[0]
+        assert isinstance(block, types.TextContent)
+        assert "'since'" in block.text
+        assert "this/last/next week" in block.text  # the error lists the accepted forms
+
     resources = (await api.list_resources()).resources
     assert [str(r.uri) for r in resources] == [URI_PREFIX + i for i in sample.live]
     read = await api.read_resource(URI_PREFIX + sample.meeting)

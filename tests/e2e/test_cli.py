@@ -31,7 +31,10 @@ def test_help_names_every_command_flag_and_the_store_lookup(launcher: Launcher) 
     """--help is complete: both commands, every flag, where the store is looked for."""
     done = run(launcher, None, "--help")
     assert done.returncode == 0, done.stderr
-    for word in ("serve", "doctor", "--db", "--demo", "--log-level", "--call-timeout", "--version", "MAGNOTIA_DB"):
+    for word in (
+        *("serve", "doctor", "--db", "--demo", "--log-level", "--call-timeout", "--timezone", "--version"),
+        *("MAGNOTIA_DB", "MAGNOTIA_TZ"),
+    ):
         assert word in done.stdout, word
     assert "com.magnotia.app" in done.stdout
 

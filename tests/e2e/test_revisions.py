@@ -130,7 +130,7 @@ BAD_ARGUMENTS: list[tuple[str, dict[str, Any], str]] = [
     ("list_transcripts", {"limit": 0}, "limit"),
     ("list_transcripts", {"limit": 101}, "limit"),
     ("list_transcripts", {"limit": True}, "limit"),
-    ("list_transcripts", {"since": "last week"}, "since"),
+    ("list_transcripts", {"since": "last fortnight"}, "since"),
     ("get_transcript", {}, "id"),
     ("get_transcript", {"id": "x", "format": "html"}, "format"),
     ("search_transcripts", {}, "query"),

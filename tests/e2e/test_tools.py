@@ -465,7 +465,7 @@ BAD_ARGUMENTS = [
     ("list_tasks", {"status": "closed"}, "status"),
     ("list_tasks", {"status": True}, "status"),
     ("list_tasks", {"transcript_id": 12}, "transcript_id"),
-    ("list_tasks", {"due_before": "tomorrow"}, "due_before"),
+    ("list_tasks", {"due_before": "whenever"}, "due_before"),
     ("list_tasks", {"limit": 0}, "limit"),
     ("list_tasks", {"limit": 101}, "limit"),
     ("list_tasks", {"limit": 1.0000001}, "limit"),

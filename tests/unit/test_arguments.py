@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
 
-from magnotia_mcp.arguments import HANDLED_TYPES, UnsupportedSchema, parse_time, validate
+from magnotia_mcp.arguments import (
+    HANDLED_TYPES,
+    UnsupportedSchema,
+    parse_time,
+    resolve_time,
+    store_text,
+    time_range,
+    validate,
+)
 from magnotia_mcp.errors import InvalidArguments, ProtocolError
 from magnotia_mcp.tools.catalog import TOOLS
 
@@ -153,3 +162,68 @@ def test_bad_times_are_invalid_arguments_naming_the_argument(given: str) -> None
     with pytest.raises(InvalidArguments) as caught:
         parse_time("until", given)
     assert caught.value.argument == "until"
+
+
+# -- time filters: both ends, and the range a result echoes ------------------------------------
+
+NOW = datetime(2026, 5, 13, 10, 30, 15, 250_400, tzinfo=timezone.utc)
+
+
+def test_time_range_reads_both_ends_with_one_now_and_echoes_them() -> None:
+    """since takes a period's start, until its end; the echo is what the store was asked, in UTC."""
+    window = time_range({"since": "7d", "until": "now", "limit": 5}, now=NOW)
+    assert window.since == "2026-05-06T10:30:15.251Z"
+    assert window.until == "2026-05-13T10:30:15.251Z"
+    assert window.echo == {"since": window.since, "until": window.until}
+    assert window.echoed({"transcripts": []}) == {"range": window.echo, "transcripts": []}
+    assert list(window.echoed({"a": 1, "b": 2})) == ["range", "a", "b"]  # the range comes first in the text
+
+
+def test_time_range_without_a_time_filter_echoes_nothing() -> None:
+    window = time_range({"limit": 5, "source": "meeting"}, now=NOW)
+    assert (window.since, window.until, window.echo) == (None, None, None)
+    assert window.echoed({"transcripts": []}) == {"transcripts": []}
+
+
+def test_an_open_end_is_null_in_the_echo_and_due_before_is_an_until() -> None:
+    assert time_range({"since": "2026"}, now=NOW).echo == {"since": "2026-01-01T00:00:00.000Z", "until": None}
+    tasks = time_range({"due_before": "2026-11", "status": "open"}, None, "due_before", now=NOW)
+    assert tasks.since is None
+    assert tasks.until == "2026-12-01T00:00:00.000Z"
+    assert tasks.echo == {"since": None, "until": "2026-12-01T00:00:00.000Z"}
+    assert time_range({"since": "2026"}, None, "due_before", now=NOW) == (None, None, None)  # not this tool's
+
+
+@pytest.mark.parametrize("end", [False, True])
+def test_rfc_3339_and_plain_dates_mean_the_same_as_since_and_as_until(end: bool) -> None:
+    """Backward compatible: until 2026-05-09 is still before that day's UTC start, not through its end."""
+    assert resolve_time("until", "2026-05-09", end=end, now=NOW) == "2026-05-09T00:00:00.000Z"
+    assert resolve_time("until", "2026-05-09T16:03:12+02:00", end=end, now=NOW) == "2026-05-09T14:03:12.000Z"
+
+
+def test_errors_of_the_fast_path_stay_specific() -> None:
+    """A value shaped like RFC 3339 gets the RFC 3339 message, not the list of words."""
+    with pytest.raises(InvalidArguments, match="needs a time zone"):
+        resolve_time("since", "2026-05-09T14:03:12", end=False, now=NOW)
+    with pytest.raises(InvalidArguments, match="not a real date"):
+        resolve_time("since", "2026-02-30", end=False, now=NOW)
+
+
+@pytest.mark.parametrize(
+    ("stamp", "text"),
+    [
+        pytest.param(datetime(2026, 5, 9, 14, 3, 12, tzinfo=timezone.utc), "2026-05-09T14:03:12.000Z", id="whole"),
+        pytest.param(datetime(2026, 5, 9, 14, 3, 12, 1, tzinfo=timezone.utc), "2026-05-09T14:03:12.001Z", id="up"),
+        pytest.param(
+            datetime(2026, 5, 9, 23, 59, 59, 999_001, tzinfo=timezone.utc), "2026-05-10T00:00:00.000Z", id="carry"
+        ),
+        pytest.param(datetime(999, 1, 1, tzinfo=timezone.utc), "0999-01-01T00:00:00.000Z", id="year-below-1000"),
+    ],
+)
+def test_store_text_rounds_up_to_milliseconds_like_parse_time(stamp: datetime, text: str) -> None:
+    assert store_text("since", "x", stamp) == text
+
+
+def test_store_text_past_year_9999_is_refused() -> None:
+    with pytest.raises(InvalidArguments, match="0001 to 9999"):
+        store_text("until", "x", datetime(9999, 12, 31, 23, 59, 59, 999_999, tzinfo=timezone.utc))

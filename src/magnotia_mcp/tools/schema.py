@@ -12,7 +12,12 @@ from typing import Any
 Schema = dict[str, Any]
 
 SOURCES = ["dictation", "meeting", "file"]
-TIME_HELP = "RFC 3339 time (2026-05-09T14:03:12Z) or a date (2026-05-09 = that day's start, UTC)"
+TIME_HELP = (
+    "RFC 3339 (2026-05-09T14:03:12Z); a date (2026-05-09), month (2026-05) or year (2026), in UTC; "
+    "now, today, yesterday, tomorrow, this/last/next week|month|year, in the user's time zone (weeks start Monday); "
+    "or an age: 24h, 7d, 2w, 2 weeks ago, 3 months ago. A period counts from its start as since and up to "
+    "its end as until or due_before, except a plain date, which always means that day's start"
+)
 
 STRING: Schema = {"type": "string"}
 INTEGER: Schema = {"type": "integer"}
@@ -55,7 +60,14 @@ def limit(high: int, default: int, what: str) -> Schema:
 
 
 def time(what: str) -> Schema:
-    return {"type": "string", "description": f"{what} this {TIME_HELP}."}
+    return {"type": "string", "description": f"{what} this time. Accepts {TIME_HELP}."}
+
+
+# What a result that used a time filter echoes: the UTC span the filter meant, null for an open end.
+RANGE: Schema = {
+    **record({"since": nullable("string"), "until": nullable("string")}),
+    "description": "The time filter as resolved: UTC, since inclusive, until exclusive; null where open.",
+}
 
 
 TRANSCRIPT_REF = record({"id": STRING, "title": STRING}, nullable=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from magnotia_mcp import cursors
-from magnotia_mcp.arguments import parse_time
+from magnotia_mcp.arguments import time_range
 from magnotia_mcp.store.tasks import list_tasks
 from magnotia_mcp.tools import schema
 from magnotia_mcp.tools.base import Tool, ToolContext
@@ -13,17 +13,17 @@ from magnotia_mcp.tools.base import Tool, ToolContext
 
 async def _list_tasks(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     after = cursors.decode("tasks", args["cursor"], 5) if "cursor" in args else None
-    due_before = parse_time("due_before", args["due_before"]) if "due_before" in args else None
+    window = time_range(args, None, "due_before")  # due_before is an until: "today" means before tomorrow
     async with ctx.store.reader() as db:
         page, key = await list_tasks(
             db,
             limit=args["limit"],
             status=args["status"],
             transcript_id=args.get("transcript_id"),
-            due_before=due_before,
+            due_before=window.until,
             after=after,
         )
-    return {"tasks": page, "next_cursor": cursors.encode("tasks", key) if key else None}
+    return window.echoed({"tasks": page, "next_cursor": cursors.encode("tasks", key) if key else None})
 
 
 LIST_TASKS = Tool(
@@ -63,7 +63,9 @@ LIST_TASKS = Tool(
                 )
             ),
             "next_cursor": schema.NEXT_CURSOR,
-        }
+            "range": schema.RANGE,
+        },
+        optional=("range",),
     ),
     _list_tasks,
 )

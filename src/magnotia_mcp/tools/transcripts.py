@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from magnotia_mcp import cursors
-from magnotia_mcp.arguments import parse_time
+from magnotia_mcp.arguments import time_range
 from magnotia_mcp.store.transcripts import get_transcript, list_transcripts
 from magnotia_mcp.tools import schema
 from magnotia_mcp.tools.base import Tool, ToolContext
@@ -13,13 +13,12 @@ from magnotia_mcp.tools.base import Tool, ToolContext
 
 async def _list_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     after = cursors.decode("transcripts", args["cursor"], 2) if "cursor" in args else None
-    since = parse_time("since", args["since"]) if "since" in args else None
-    until = parse_time("until", args["until"]) if "until" in args else None
+    window = time_range(args)
     async with ctx.store.reader() as db:
         page, key = await list_transcripts(
-            db, limit=args["limit"], after=after, since=since, until=until, source=args.get("source")
+            db, limit=args["limit"], after=after, since=window.since, until=window.until, source=args.get("source")
         )
-    return {"transcripts": page, "next_cursor": cursors.encode("transcripts", key) if key else None}
+    return window.echoed({"transcripts": page, "next_cursor": cursors.encode("transcripts", key) if key else None})
 
 
 LIST_TRANSCRIPTS = Tool(
@@ -54,7 +53,9 @@ LIST_TRANSCRIPTS = Tool(
                 )
             ),
             "next_cursor": schema.NEXT_CURSOR,
-        }
+            "range": schema.RANGE,
+        },
+        optional=("range",),
     ),
     _list_transcripts,
 )
