@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from magnotia_mcp.arguments import parse_time
+from magnotia_mcp.arguments import time_range
 from magnotia_mcp.tools import schema
 from magnotia_mcp.tools.base import Tool, ToolContext
 
@@ -16,8 +16,7 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
     from magnotia_mcp.store.search import search_transcripts
 
     query = parse(args["query"])
-    since = parse_time("since", args["since"]) if "since" in args else None
-    until = parse_time("until", args["until"]) if "until" in args else None
+    window = time_range(args)
     sink = ctx.progress
 
     def progress(rows: int) -> None:
@@ -25,17 +24,18 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
             sink(rows, None, f"scanned {rows} transcripts")
 
     async with ctx.store.reader() as db:
-        return await search_transcripts(
+        result = await search_transcripts(
             db,
             query,
             limit=args["limit"],
             sort=args["sort"],
-            since=since,
-            until=until,
+            since=window.since,
+            until=window.until,
             source=args.get("source"),
             speaker=args.get("speaker"),
             progress=progress,
         )
+    return window.echoed(result)
 
 
 _TIME = {
@@ -82,6 +82,7 @@ SEARCH_TRANSCRIPTS = Tool(
     ),
     schema.record(
         {
+            "range": schema.RANGE,
             "query": schema.STRING,
             "mode": {"type": "string", "enum": ["fts", "scan"]},
             "sort": {"type": "string", "enum": ["relevance", "newest", "oldest"]},
@@ -109,7 +110,8 @@ SEARCH_TRANSCRIPTS = Tool(
                     }
                 )
             ),
-        }
+        },
+        optional=("range",),
     ),
     _search_transcripts,
 )
