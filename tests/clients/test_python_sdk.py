@@ -131,6 +131,7 @@ async def exercise(api: Client | ClientSession, sample: Sample) -> dict[str, Any
     assert calls["get_transcript"]["title"] == "Quarterly budget review"
     assert calls["get_transcript"]["speakers"] == ["Ana", "Bo"]
     assert calls["search_transcripts"]["hits"][0]["transcript_id"] == sample.meeting
+    await search_arguments(api, sample)
     assert [t["title"] for t in calls["list_tasks"]["tasks"]] == ["Send the budget draft"]
 
     # Time words: the result echoes the range it used, and the SDK checks it against the outputSchema.
@@ -175,6 +176,32 @@ async def exercise(api: Client | ClientSession, sample: Sample) -> dict[str, Any
     by_id = await api.complete(ResourceTemplateReference(uri=URI_TEMPLATE), {"name": "id", "value": sample.file[:6]})
     assert sample.file in by_id.completion.values
     return {"prompt_kinds": kinds}
+
+
+async def search_arguments(api: Client | ClientSession, sample: Sample) -> None:
+    """sort, speaker and a question: every result is checked by the SDK against the tool's outputSchema."""
+
+    async def search(arguments: dict[str, Any]) -> dict[str, Any]:
+        return structured(await api.call_tool("search_transcripts", arguments))
+
+    several = "milk OR interview OR budget"
+    newest = await search({"query": several, "sort": "newest"})
+    assert newest["sort"] == "newest"
+    assert [h["transcript_id"] for h in newest["hits"]] == sample.live
+    oldest = await search({"query": several, "sort": "oldest"})
+    assert [h["transcript_id"] for h in oldest["hits"]] == sample.live[::-1]
+    ranked = await search({"query": "what did we say about the budget draft room", "sort": "relevance"})
+    assert ranked["sort"] == "relevance"
+    assert ranked["ranked_among"] == 1
+    (hit,) = ranked["hits"]
+    assert hit["transcript_id"] == sample.meeting
+    assert hit["matched_terms"] == ["budget", "draft", "room"]
+    assert [m["seq"] for m in hit["moments"]] == [0, 1]  # two terms, then one
+    by_ana = await search({"query": "budget room", "speaker": "ana"})
+    (hit,) = by_ana["hits"]
+    assert hit["matched_terms"] == ["budget"]  # Bo asked about the room, not Ana
+    assert [(m["seq"], m["speaker"]) for m in hit["moments"]] == [(0, "Ana")]
+    assert (await search({"query": "budget", "speaker": "Bo", "sort": "newest"}))["hits"] == []
 
 
 def check_wire(log_dir: Path, revision: str, first: str) -> None:
@@ -312,7 +339,8 @@ def test_the_sdk_client_reads_odd_rows_and_tool_errors(launcher: Launcher, odd_s
     assert "**pricing**" in out["search"]["hits"][0]["snippet"]
     assert out["search"]["hits"][0]["segment"]["speaker"] == "Ana"
     assert out["accents"]["hits"][0]["title"] == "Pricing meeting"
-    assert out["odd"]["hits"] == []
+    # Odd syntax is never an error: 'NEAR( "cafe' is the terms NEAR and cafe; the meeting has one of them.
+    assert [(h["title"], h["matched_terms"]) for h in out["odd"]["hits"]] == [("Pricing meeting", ["cafe"])]
     assert [t["title"] for t in out["tasks"]["tasks"]] == ["Send the pricing table", "Done already"]
     assert out["tasks"]["tasks"][1]["transcript"] is None
     assert [t["title"] for t in out["open"]["tasks"]] == ["Send the pricing table"]

@@ -79,8 +79,11 @@ def big_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_big_store(tmp_path_factory.mktemp("big") / "magnotia.db", ROWS, TEXT_CHARS)
 
 
-def search(query: str, token: Any = None, revision: str = "2025-11-25", limit: int = 5) -> dict[str, Any]:
-    params: dict[str, Any] = {"name": "search_transcripts", "arguments": {"query": query, "limit": limit}}
+def search(
+    query: str, token: Any = None, revision: str = "2025-11-25", limit: int = 5, sort: str = "relevance"
+) -> dict[str, Any]:
+    arguments = {"query": query, "limit": limit, "sort": sort}
+    params: dict[str, Any] = {"name": "search_transcripts", "arguments": arguments}
     meta: dict[str, Any] = modern_meta() if revision == MODERN else {}
     if token is not None:
         meta["progressToken"] = token
@@ -150,12 +153,16 @@ def test_a_scan_reports_progress_up_to_its_answer(start_server: Start, big_store
     assert server.messages_until_eof() == []
 
 
+@pytest.mark.parametrize("sort", ["relevance", "oldest"])
 @pytest.mark.parametrize("revision", ["2025-11-25", MODERN])
-def test_cancelled_search_stops_and_is_never_answered(revision: str, start_server: Start, big_store: Path) -> None:
+def test_cancelled_search_stops_and_is_never_answered(
+    revision: str, sort: str, start_server: Start, big_store: Path
+) -> None:
+    """The relevance scan (statistics over every row) and the time-ordered scan both stop when cancelled."""
     server = start_server(big_store)
     server.open(revision)
     token = 41 if revision == MODERN else "cancel-me"
-    server.send_request("tools/call", search(ENDLESS, token, revision), id="long")
+    server.send_request("tools/call", search(ENDLESS, token, revision, sort=sort), id="long")
     server.wait_for_progress(token)
     server.notify("notifications/cancelled", {"requestId": "long", "reason": "the user pressed stop"})
 
@@ -169,7 +176,7 @@ def test_cancelled_search_stops_and_is_never_answered(revision: str, start_serve
     # The pool is whole again: two new scans run at once (each reports progress while the other runs),
     # so the cancelled call gave its reader back.
     for name in ("pool-a", "pool-b"):
-        server.send_request("tools/call", search(ENDLESS, name, revision), id=name)
+        server.send_request("tools/call", search(ENDLESS, name, revision, sort=sort), id=name)
     server.wait_for_progress("pool-a")
     server.wait_for_progress("pool-b")
     assert not server.responses
@@ -178,7 +185,8 @@ def test_cancelled_search_stops_and_is_never_answered(revision: str, start_serve
 
     # The server stays usable: a quick call, and a new search that finds the newest memo.
     quick_call(server)
-    found = server.request("tools/call", search("fresh", revision=revision, limit=1))
+    found = server.request("tools/call", search("fresh", revision=revision, limit=1, sort=sort))
+    assert found["result"]["structuredContent"]["sort"] == sort
     assert [h["transcript_id"] for h in found["result"]["structuredContent"]["hits"]] == [NEWEST_ID]
 
     # None of the cancelled scans is in flight at EOF, and none was ever answered.
@@ -186,17 +194,18 @@ def test_cancelled_search_stops_and_is_never_answered(revision: str, start_serve
     assert server.progress(token) == progress_when_answered
 
 
+@pytest.mark.parametrize("sort", ["relevance", "newest"])
 @pytest.mark.parametrize(
     ("revision", "as_result"),
     [("2024-11-05", False), ("2025-06-18", False), ("2025-11-25", True), (MODERN, True)],
 )
 def test_call_timeout_turns_a_runaway_scan_into_a_clear_error(
-    revision: str, as_result: bool, start_server: Start, big_store: Path
+    revision: str, as_result: bool, sort: str, start_server: Start, big_store: Path
 ) -> None:
-    """--call-timeout 0.5 against a scan of many seconds: the call ends in a clear error; quick calls still work."""
+    """--call-timeout 0.5 against a scan of many seconds (ranking or time order): a clear error; quick calls work."""
     server = start_server(big_store, "--call-timeout", "0.5")
     server.open(revision)
-    response = server.request("tools/call", search(ENDLESS, f"t-{revision}", revision))
+    response = server.request("tools/call", search(ENDLESS, f"t-{revision}", revision, sort=sort))
     if as_result:
         result = response["result"]
         assert result["isError"] is True

@@ -207,7 +207,10 @@ def test_a_store_the_app_is_writing_is_followed_through_a_read_only_mount(
             insert(app, n, f"Live {n}")
             assert titles(server)[0] == f"Live {n}"
             hits = server.result("search_transcripts", {"query": f"live {n}"})["hits"]
-            assert [h["title"] for h in hits] == [f"Live {n}"]
+            assert hits[0]["title"] == f"Live {n}"  # the one with both terms ranks first
+            assert [h["title"] for h in hits if len(h["matched_terms"]) == 2] == [f"Live {n}"]
+            timed = server.result("search_transcripts", {"query": f"live {n}", "sort": "newest"})["hits"]
+            assert [h["title"] for h in timed] == [f"Live {n}"]
     finally:
         app.close()
 

@@ -669,37 +669,70 @@ def hit_titles(server: ServerProcess, query: str, **arguments: Any) -> list[str]
     return [h["title"] for h in server.result("search_transcripts", {"query": query, **arguments})["hits"]]
 
 
+BR, RM, QP, TM = "Budget review", "Roadmap", "Quarter planning", "Team meeting"
+
+
 @pytest.mark.parametrize(
-    ("query", "expected"),
+    ("query", "every", "partial"),
     [
-        pytest.param("budget", {"Budget review", "Quarter planning", "Team meeting"}, id="word"),
-        pytest.param("budget roadmap", {"Quarter planning", "Team meeting"}, id="and"),
-        pytest.param("roadmap budget", {"Quarter planning", "Team meeting"}, id="and-any-order"),
-        pytest.param('"the budget is"', {"Budget review", "Team meeting"}, id="phrase"),
-        pytest.param('"budget the"', set(), id="phrase-order-matters"),
-        pytest.param("quarter*", {"Budget review", "Roadmap", "Quarter planning"}, id="prefix"),
-        pytest.param("quarter", {"Roadmap", "Quarter planning"}, id="word-not-prefix"),
-        pytest.param("milk OR hiring", {"Groceries", "Quarter planning"}, id="or"),
-        pytest.param("cafe", {"Café chat", "Special combining"}, id="accent-insensitive"),
-        pytest.param("CAFÉ", {"Café chat", "Special combining"}, id="case-insensitive"),
-        pytest.param("resume", {"Ideas", "Special combining"}, id="decomposed-accents"),
-        pytest.param("NAIVE", {"Café chat", "Special combining"}, id="diaeresis"),
-        pytest.param("istanbul", {"Turkey trip"}, id="dotted-capital-i"),
-        pytest.param("pre-release", {"Pre-release checks"}, id="hyphenated"),
-        pytest.param("don't", {"Groceries"}, id="apostrophe"),
-        pytest.param("σοφία", {"Greek lesson"}, id="greek"),
+        pytest.param("budget", {BR, QP, TM}, set(), id="word"),
+        pytest.param("budget roadmap", {QP, TM}, {BR, RM}, id="terms"),
+        pytest.param("roadmap budget", {QP, TM}, {BR, RM}, id="terms-any-order"),
+        pytest.param("who approved the budget", {TM}, {BR, QP}, id="question"),
+        pytest.param("what is the budget", {BR, QP, TM}, set(), id="function-words-dropped"),
+        pytest.param('"the budget is"', {BR, TM}, set(), id="phrase"),
+        pytest.param('"budget the"', set(), set(), id="phrase-order-matters"),
+        pytest.param("quarter*", {BR, RM, QP}, set(), id="prefix"),
+        pytest.param("quarter", {BR, RM, QP}, set(), id="word-finds-its-inflections"),
+        pytest.param('"quarter"', {RM, QP}, set(), id="quoted-word-as-written"),
+        pytest.param("plans", {RM, QP}, set(), id="plural-finds-singular"),
+        pytest.param('"plans"', set(), set(), id="quoted-plural-as-written"),
+        pytest.param("plan", {QP}, set(), id="short-word-whole"),
+        pytest.param("milk OR hiring", {"Groceries", QP}, set(), id="or"),
+        pytest.param("cafe", {"Café chat", "Special combining"}, set(), id="accent-insensitive"),
+        pytest.param("CAFÉ", {"Café chat", "Special combining"}, set(), id="case-insensitive"),
+        pytest.param("resume", {"Ideas", "Special combining"}, set(), id="decomposed-accents"),
+        pytest.param("NAIVE", {"Café chat", "Special combining"}, set(), id="diaeresis"),
+        pytest.param("istanbul", {"Turkey trip"}, set(), id="dotted-capital-i"),
+        pytest.param("pre-release", {"Pre-release checks"}, set(), id="hyphenated"),
+        pytest.param("don't", {"Groceries"}, set(), id="apostrophe"),
+        pytest.param("σοφία", {"Greek lesson"}, set(), id="greek"),
     ],
 )
 @pytest.mark.parametrize("mode", ["fts", "scan"])
 def test_search_query_language(
-    srv: ServerProcess, scan_srv: ServerProcess, mode: str, query: str, expected: set[str]
+    srv: ServerProcess, scan_srv: ServerProcess, mode: str, query: str, every: set[str], partial: set[str]
 ) -> None:
-    """Words AND, "phrases", prefix*, OR, and case/accent folding find exactly the expected transcripts."""
+    """Terms (words and their inflections, "phrases", prefix*, OR; function words dropped), case/accent folding.
+
+    sort=newest finds exactly the transcripts with every term; relevance (the default) finds those
+    first, then the ones with only some of the terms.
+    """
     server = srv if mode == "fts" else scan_srv
+    timed = server.result("search_transcripts", {"query": query, "limit": 50, "sort": "newest"})
+    assert (timed["mode"], timed["query"], timed["sort"]) == (mode, query, "newest")
+    assert {h["title"] for h in timed["hits"]} == every
     result = server.result("search_transcripts", {"query": query, "limit": 50})
-    assert result["mode"] == mode
-    assert result["query"] == query
-    assert {h["title"] for h in result["hits"]} == expected
+    assert (result["mode"], result["query"], result["sort"]) == (mode, query, "relevance")
+    titles = [h["title"] for h in result["hits"]]
+    assert set(titles[: len(every)]) == every
+    assert set(titles[len(every) :]) == partial
+    terms = {len(h["matched_terms"]) for h in result["hits"] if h["title"] in every}
+    assert all(len(h["matched_terms"]) < min(terms) for h in result["hits"] if h["title"] in partial)
+
+
+# The contract: both modes give the same scores to ~1e-6. The scan counts fewer tokens than unicode61 in
+# SPECIAL_TEXTS["zwj"] (emoji modifiers: a src bug, see test_scores_agree_to_a_millionth_with_and_without_the_index
+# and tests/unit/test_store_ranking.py), which moves every BM25 of this store by up to ~1e-3.
+SCORE_TOLERANCE = 1e-3
+
+
+def assert_same_hits(fts: dict[str, Any], scan: dict[str, Any], tolerance: float = SCORE_TOLERANCE) -> None:
+    """The same hits in the same order, with the same snippets, terms and moments; scores within tolerance."""
+    assert [{**h, "score": None} for h in fts["hits"]] == [{**h, "score": None} for h in scan["hits"]]
+    scores = [h["score"] for h in scan["hits"]]
+    assert [h["score"] for h in fts["hits"]] == pytest.approx(scores, abs=tolerance)
+    assert (fts["sort"], fts["ranked_among"]) == (scan["sort"], scan["ranked_among"])
 
 
 ODD_QUERIES = [
@@ -751,7 +784,7 @@ def test_odd_queries_are_never_an_error_and_agree_in_both_modes(
     scan = scan_srv.result("search_transcripts", {"query": query, "limit": 50})
     assert fts["query"] == scan["query"] == query
     assert (fts["mode"], scan["mode"]) == ("fts", "scan")
-    assert fts["hits"] == scan["hits"]
+    assert_same_hits(fts, scan)
     for hit in fts["hits"]:
         assert MARKER not in json.dumps(hit)
 
@@ -805,18 +838,44 @@ def test_search_gives_the_same_hits_snippets_and_segments_with_and_without_the_i
     fts = srv.result("search_transcripts", {"query": query, **arguments})
     scan = scan_srv.result("search_transcripts", {"query": query, **arguments})
     assert (fts["mode"], scan["mode"]) == ("fts", "scan")
-    assert fts["hits"] == scan["hits"]
+    assert_same_hits(fts, scan)
+    for sort in ("newest", "oldest"):
+        timed = [s.result("search_transcripts", {"query": query, **arguments, "sort": sort}) for s in (srv, scan_srv)]
+        assert_same_hits(timed[0], timed[1], tolerance=0)
+
+
+@pytest.mark.xfail(strict=True, reason="src bug: the scan does not count emoji modifiers as unicode61 does")
+@pytest.mark.parametrize("query", ["budget", "family", "word3999"])
+def test_scores_agree_to_a_millionth_with_and_without_the_index(
+    srv: ServerProcess, scan_srv: ServerProcess, query: str
+) -> None:
+    """What the contract promises (and SCORE_TOLERANCE relaxes until the scan counts tokens as unicode61 does)."""
+    fts = srv.result("search_transcripts", {"query": query})
+    scan = scan_srv.result("search_transcripts", {"query": query})
+    assert fts["hits"]
+    assert_same_hits(fts, scan, tolerance=1e-6)
 
 
 def test_search_hits_carry_the_contract_fields_best_first(srv: ServerProcess) -> None:
-    """Each hit has exactly the contract's fields; scores never increase down the list."""
-    hits = srv.result("search_transcripts", {"query": "budget", "limit": 50})["hits"]
-    assert hits
+    """Each hit has exactly the contract's fields; scores never increase down the list.
+
+    A score is the number of terms matched plus BM25 squashed into [0, 1).
+    """
+    result = srv.result("search_transcripts", {"query": "what about the budget roadmap", "limit": 50})
+    assert set(result) == {"query", "mode", "sort", "ranked_among", "hits"}
+    assert result["sort"] == "relevance"
+    hits = result["hits"]
+    assert result["ranked_among"] == len(hits) == 4  # every match was compared
+    fields = {"transcript_id", "title", "created_at", "source", "snippet", "score", "matched_terms", "moments"}
     for hit in hits:
-        assert set(hit) == {"transcript_id", "title", "created_at", "source", "snippet", "score", "segment"}
+        assert set(hit) == fields | {"segment"}
         assert isinstance(hit["score"], (int, float))
+        assert int(hit["score"]) == len(hit["matched_terms"]) > 0
+        assert set(hit["matched_terms"]) <= {"budget", "roadmap"}
+        assert len(hit["moments"]) <= 3
     scores = [h["score"] for h in hits]
     assert scores == sorted(scores, reverse=True)
+    assert [h["matched_terms"] for h in hits[:2]] == [["budget", "roadmap"]] * 2
     by_title = {h["title"]: h for h in hits}
     assert by_title["Budget review"]["transcript_id"] == DATA.row("Budget review").id
     assert by_title["Budget review"]["created_at"] == DATA.row("Budget review").created_at
@@ -984,8 +1043,12 @@ def test_the_trash_never_shows_anywhere(srv: ServerProcess, scan_srv: ServerProc
         listed = [t for page in all_pages(server, "list_transcripts", "transcripts", {"limit": 7}) for t in page]
         assert not trashed & {t["id"] for t in listed}
         for query in ("budget", "roadmap café", "never show", '"budget plan"', "zanz*", "secret", "eve"):
-            hits = server.result("search_transcripts", {"query": query, "limit": 50})["hits"]
-            assert not trashed & {h["transcript_id"] for h in hits}, query
+            # Every plan: relevance, time order, and the trashed transcripts' own speaker (Eve).
+            for extra in ({}, {"sort": "newest"}, {"sort": "oldest"}, {"speaker": "Eve"}, {"speaker": "ben"}):
+                hits = server.result("search_transcripts", {"query": query, "limit": 50, **extra})["hits"]
+                assert not trashed & {h["transcript_id"] for h in hits}, (query, extra)
+                if "speaker" in extra and extra["speaker"] == "Eve":
+                    assert hits == [], query
         tasks = [t for page in all_pages(server, "list_tasks", "tasks", {"limit": 9}) for t in page]
         secret = [t for t in tasks if t["title"] in ("Follow up secret", "Closed secret item")]
         assert len(secret) == 2

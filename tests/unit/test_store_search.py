@@ -1,9 +1,10 @@
-"""store.search: the three full-text plans agree, and search picks each of them on a real store.
+"""store.plans: the three full-text plans agree, and search picks each of them on a real store.
 
-The few / many / most plans exist only for speed (see store/search.py): for any
-query and filters they must return the same rows in the same order. The store
-here has more than 1,000 index matches for its common words, so the many and
-most plans are the ones search would pick, and each plan is run directly.
+The few / many / most plans of ``sort: newest`` and ``oldest`` exist only for
+speed (see store/plans.py): for any query, filters and direction they must
+return the same rows in the same order. The store here has more than 1,000
+index matches for its common words, so the many and most plans are the ones
+search would pick, and each plan is run directly.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from magnotia_mcp.querylang import parse
-from magnotia_mcp.store import search
+from magnotia_mcp.store import plans, search
 from magnotia_mcp.store.pool import Reader, Store
 from tests.support.storefactory import StoreBuilder
 
@@ -82,17 +83,18 @@ QUERIES = [COMMON, HALF, RARE, f"{COMMON} {HALF}", f"{RARE} OR {HALF}", '"note 1
 
 
 def _match_count(loop: asyncio.AbstractEventLoop, reader: Reader, match: str) -> int:
-    rows = loop.run_until_complete(reader.all(search._MATCHES, {"match": match}))
+    rows = loop.run_until_complete(reader.all(plans.MATCHES, {"match": match}))
     return len(rows)
 
 
 def test_the_store_has_more_matches_than_the_few_plan_handles(loop: asyncio.AbstractEventLoop, reader: Reader) -> None:
     """Otherwise the many and most plans would only ever run on small sets here."""
-    assert _match_count(loop, reader, parse(COMMON).fts()) > 2 * search.MANY_MATCHES
-    assert _match_count(loop, reader, parse(HALF).fts()) > search.MANY_MATCHES
-    assert 0 < _match_count(loop, reader, parse(RARE).fts()) < search.MANY_MATCHES
+    assert _match_count(loop, reader, parse(COMMON).fts()) > 2 * plans.MANY_MATCHES
+    assert _match_count(loop, reader, parse(HALF).fts()) > plans.MANY_MATCHES
+    assert 0 < _match_count(loop, reader, parse(RARE).fts()) < plans.MANY_MATCHES
 
 
+@pytest.mark.parametrize("oldest", [False, True], ids=["newest", "oldest"])
 @pytest.mark.parametrize("filt", FILTERS)
 @pytest.mark.parametrize("query", QUERIES)
 @pytest.mark.parametrize("column", [None, "title"])
@@ -104,53 +106,72 @@ def test_few_many_and_most_plans_return_the_same_hits_in_the_same_order(
     query: str,
     column: str | None,
     limit: int,
+    oldest: bool,
 ) -> None:
     full = {"since": None, "until": None, "source": None, **filt}
     match = parse(query).fts(column)
     answers = {
-        plan: [row["id"] for row in loop.run_until_complete(search.run_plan(reader, plan, match, limit, full))]
+        plan: [
+            row["id"]
+            for row in loop.run_until_complete(plans.run_plan(reader, plan, match, limit, full, oldest=oldest))
+        ]
         for plan in ("few", "many", "most")
     }
     assert answers["few"] == answers["many"] == answers["most"]
-    # The expected page, from first principles: live, filtered, newest first, then by id.
+    # The expected page, from first principles: live, filtered, newest (or oldest) first, then by id.
+    direction = "" if oldest else " DESC"
     expected = loop.run_until_complete(
         reader.all(
             "SELECT id FROM transcripts WHERE deleted_at IS NULL AND rowid IN ("
-            + search._MATCHES
+            + plans.MATCHES
             + ")"
-            + "".join(search._T_FILTERS[k].replace("t.", "") for k, v in full.items() if v)
-            + " ORDER BY created_at DESC, id DESC LIMIT :limit",
+            + "".join(plans.FILTERS[k].replace("t.", "") for k, v in full.items() if v)
+            + f" ORDER BY created_at{direction}, id{direction} LIMIT :limit",
             {**full, "match": match, "limit": limit},
         )
     )
     assert answers["few"] == [row["id"] for row in expected]
+    if limit == 50 and column is None and query == COMMON and not filt:
+        assert len(expected) == limit  # the pages under test are full ones, not the whole (short) answer
 
 
+@pytest.mark.parametrize("sort", ["newest", "oldest"])
 def test_search_runs_each_plan_on_this_store(
-    loop: asyncio.AbstractEventLoop, reader: Reader, monkeypatch: pytest.MonkeyPatch
+    loop: asyncio.AbstractEventLoop, reader: Reader, monkeypatch: pytest.MonkeyPatch, sort: search.Sort
 ) -> None:
-    """The choice itself: a rare word takes few, a common one most, a prefix stays with many.
+    """The choice itself, in both time orders: a rare word takes few, a common one most, a prefix stays with many.
 
-    Few titles hold the common word, so the text pass (the plan checked here) always runs.
+    A plain word is searched as the prefix of its stem ("budget" is ``budg*``), so it stays with
+    many too; quoted, it is the word itself. Relevance (the default sort) never runs these plans.
     """
-    chosen: list[str] = []
-    real = search.run_plan
+    chosen: list[tuple[str, bool]] = []
+    real = plans.run_plan
 
     async def spy(
         db: Reader,
-        plan: search.Plan,
+        plan: plans.Plan,
         match: str,
         limit: int,
         filt: dict[str, str | None],
         *,
         rowids: list[int] | None = None,
+        oldest: bool = False,
     ) -> list[sqlite3.Row]:
-        chosen.append(plan)
-        return await real(db, plan, match, limit, filt, rowids=rowids)
+        chosen.append((plan, oldest))
+        return await real(db, plan, match, limit, filt, rowids=rowids, oldest=oldest)
 
-    monkeypatch.setattr(search, "run_plan", spy)
-    for text in (RARE, COMMON, "budg*"):
+    monkeypatch.setattr(plans, "run_plan", spy)
+    quoted = f'"{COMMON}"'
+    for text in (RARE, quoted, "budg*", COMMON):
         chosen.clear()
-        result = loop.run_until_complete(search.search_transcripts(reader, parse(text), limit=10))
+        result = loop.run_until_complete(search.search_transcripts(reader, parse(text), limit=10, sort=sort))
         assert result["hits"], text
-        assert chosen[-1] == {RARE: "few", COMMON: "most", "budg*": "many"}[text], (text, chosen)
+        expected = {RARE: "few", quoted: "most", "budg*": "many", COMMON: "many"}[text]
+        assert chosen == [(expected, sort == "oldest")], (text, chosen)
+        times = [h["created_at"] for h in result["hits"]]
+        assert times == sorted(times, reverse=sort == "newest")
+    chosen.clear()
+    ranked = loop.run_until_complete(search.search_transcripts(reader, parse(COMMON), limit=10))
+    assert ranked["sort"] == "relevance"
+    assert ranked["hits"]
+    assert chosen == []
