@@ -24,9 +24,20 @@ from typing import NamedTuple
 
 from magnotia_mcp.stemming import guess_language, stem_prefix
 from magnotia_mcp.stopwords import WORDS
+from magnotia_mcp.unicode61 import SEPARATORS
 
-# A token is a run of letters and digits; '_' and everything else separate them.
-_TOKEN = r"[^\W_]"
+
+def _separator_class() -> str:
+    """A regex character class of what unicode61 cuts text at: in ASCII all but letters and digits."""
+    # Lone surrogates (from "\\ud800" escapes in JSON) are not text and never reach SQLite.
+    ranges = [(0x00, 0x2F), (0x3A, 0x40), (0x5B, 0x60), (0x7B, 0x7F), *SEPARATORS, (0xD800, 0xDFFF)]
+    return "[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges) + "]"
+
+
+# A token is a run of what SQLite's unicode61 does not treat as a separator (letters,
+# digits, marks, most emoji...): the scan then cuts text exactly where the index does.
+_SEP = _separator_class()
+_TOKEN = "[^" + _SEP[1:]
 # The combining marks unicode61 (remove_diacritics 2) counts as part of a token and
 # then drops, so "e\u0301cole" (decomposed, as macOS often stores it) is the token "ecole".
 # Folding keeps them (one character in, one out); patterns step over them.
@@ -36,10 +47,11 @@ _DROPPED_MARKS = (
 )
 _MARK = "[" + _DROPPED_MARKS + "]"
 _IN_TOKEN = "(?:" + _TOKEN + "|" + _MARK + ")"
-_SEPARATOR = "(?:_|[^\\w" + _DROPPED_MARKS + "])+"
+_SEPARATOR = _SEP + "+"
 TOKEN_RE = re.compile(_IN_TOKEN + "+")
 _MARKS_RE = re.compile(_MARK)
 _CHUNK_RE = re.compile(r'"([^"]*)"(\*?)|"|[^\s"]+')
+_APOSTROPHES = re.compile("['\u2018\u2019\u02bc]")
 # unicode61 removes diacritics from Latin letters only (not Greek tonos, not Arabic hamza).
 _LATIN_END = 0x250
 
@@ -108,7 +120,7 @@ class Term(NamedTuple):
         """A regex for this term in folded text; marks=False for text without combining marks."""
         if not marks:  # the common case: literal words, searched fast
             tail = _TOKEN + "*" if self.prefix else "(?!" + _TOKEN + ")"
-            body = "[\\W_]+".join(re.escape(fold(w)) for w in self.words)
+            body = _SEPARATOR.join(re.escape(fold(w)) for w in self.words)
             # The "starts a token" check goes after the first character, not before it:
             # a pattern that opens with a literal lets the regex engine skip ahead to
             # candidates instead of trying every position (about 8x faster on long text).
@@ -218,18 +230,20 @@ def parse(text: str) -> Query:
     for m in _CHUNK_RE.finditer(text):
         chunk = m.group(0)
         if m.group(1) is not None:  # a closed quote: a phrase
-            term, plain = _term(m.group(1), prefix=bool(m.group(2))), False
-        elif chunk == '"':  # an unmatched quote is just punctuation
-            continue
+            term = _term(m.group(1), prefix=bool(m.group(2)))
+            if term is not None:
+                items.append((term, chunk, False))
         elif chunk == "OR":
             items.append(None)
-            continue
-        else:
-            prefix = chunk.endswith("*")
-            term = _term(chunk.rstrip("*") if prefix else chunk, prefix=prefix)
-            plain = term is not None and not prefix and len(term.words) == 1
-        if term is not None:
-            items.append((term, chunk, plain))
+        elif chunk != '"':  # an unmatched quote is just punctuation
+            # An apostrophe joins two words, not a phrase: "what's" is "what" and "s",
+            # "l'orçamento" is "l" and "orçamento", each a word of its own.
+            parts = [p for p in _APOSTROPHES.split(chunk) if p]
+            for n, part in enumerate(parts):
+                prefix = part.endswith("*") and n == len(parts) - 1
+                term = _term(part.rstrip("*") if prefix else part, prefix=prefix)
+                if term is not None:
+                    items.append((term, part, not prefix and len(term.words) == 1))
     clauses: list[list[tuple[Term, str, bool]]] = []
     i = 0
     while i < len(items):

@@ -2,7 +2,7 @@
 
 The app's full-text index stores words as spoken (``unicode61``, no stemmer), so
 inflections are matched from the query side: a word becomes the prefix its stem
-shares with it ("plans" -> ``plan*``, "hiring" -> ``hir*``), which the index and
+shares with it ("plans" -> ``plan*``, "decisions" -> ``decis*``), which the index and
 the scan both understand. Stems come from Snowball (``snowballstemmer``, pure
 Python, imported on the first search), in the language the query's function
 words point to, else the shortest stem any of the five languages gives.

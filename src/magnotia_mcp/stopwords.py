@@ -44,7 +44,7 @@ _FRENCH = """
 a au aux avec ce ces cette c dans de des du elle elles en est et etait eu il ils je la le les leur leurs lui ma
 mais me meme mes moi mon ne nos notre nous on ou par pas pour qu que qui quoi quand quel quelle quels quelles sa
 sans se ses son sont sur ta te tes toi ton tu un une vos votre vous y ete etre fait avons avez ont comment
-pourquoi ou
+pourquoi ou l d j n m s t qu jusqu lorsqu puisqu
 """
 
 # Keyed by snowball's language names, which ``stemming`` uses.

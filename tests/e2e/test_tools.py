@@ -721,10 +721,8 @@ def test_search_query_language(
     assert all(len(h["matched_terms"]) < min(terms) for h in result["hits"] if h["title"] in partial)
 
 
-# The contract: both modes give the same scores to ~1e-6. The scan counts fewer tokens than unicode61 in
-# SPECIAL_TEXTS["zwj"] (emoji modifiers: a src bug, see test_scores_agree_to_a_millionth_with_and_without_the_index
-# and tests/unit/test_store_ranking.py), which moves every BM25 of this store by up to ~1e-3.
-SCORE_TOLERANCE = 1e-3
+# The contract: both modes give the same scores to ~1e-6 (SQLite's bm25() and the scan's own arithmetic).
+SCORE_TOLERANCE = 1e-6
 
 
 def assert_same_hits(fts: dict[str, Any], scan: dict[str, Any], tolerance: float = SCORE_TOLERANCE) -> None:
@@ -844,12 +842,11 @@ def test_search_gives_the_same_hits_snippets_and_segments_with_and_without_the_i
         assert_same_hits(timed[0], timed[1], tolerance=0)
 
 
-@pytest.mark.xfail(strict=True, reason="src bug: the scan does not count emoji modifiers as unicode61 does")
 @pytest.mark.parametrize("query", ["budget", "family", "word3999"])
 def test_scores_agree_to_a_millionth_with_and_without_the_index(
     srv: ServerProcess, scan_srv: ServerProcess, query: str
 ) -> None:
-    """What the contract promises (and SCORE_TOLERANCE relaxes until the scan counts tokens as unicode61 does)."""
+    """What the contract promises, on a store whose texts hold emoji, modifiers and joiners."""
     fts = srv.result("search_transcripts", {"query": query})
     scan = scan_srv.result("search_transcripts", {"query": query})
     assert fts["hits"]

@@ -429,14 +429,9 @@ def test_a_bounded_ranking_of_partial_matches_agrees_in_both_modes(
 
 # -- where the two modes can disagree -----------------------------------------------------
 
-UNICODE61_GAP = (
-    "src bug: the scan cuts tokens with Python's \\w, but unicode61 also takes as token characters the emoji "
-    "newer than its Unicode 6.1 tables (U+1F3FD, U+1F914...) and private-use characters: the scan counts "
-    "fewer tokens (avgdl and BM25 differ) and matches a word glued to such a character, which the index does not"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=UNICODE61_GAP)
+# unicode61 takes as token characters the emoji newer than its Unicode tables (U+1F3FD, U+1F914...)
+# and private-use characters, which Python's \w does not: the scan cuts text with SQLite's own
+# separator table (magnotia_mcp.unicode61), so it counts and matches the same tokens.
 @pytest.mark.parametrize(
     ("texts", "query"),
     [
@@ -462,12 +457,6 @@ def test_texts_with_characters_unicode61_counts_as_letters_rank_alike(
             next(gen, None)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="src bug: the speaker scan pages its segment rows with plans.scan, whose keyset reads row['id'] "
-    "(SPEAKER_SCAN selects no id column: IndexError once a speaker has SCAN_BATCH matching segments), and "
-    "a (created_at, id) keyset would also skip the rest of a transcript's segments at a batch boundary",
-)
 def test_a_speaker_with_many_matching_segments_is_searched_alike(
     loop: asyncio.AbstractEventLoop, tmp_path: Path
 ) -> None:

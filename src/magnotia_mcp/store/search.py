@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from magnotia_mcp.querylang import Query, fold, parse_cached, snippet
 from magnotia_mcp.speakers import speaker_key
-from magnotia_mcp.store.plans import Filters, fts_in_order, query_text, scan, scan_in_order, where
+from magnotia_mcp.store.plans import SCAN_BATCH, Filters, fts_in_order, query_text, scan_in_order, where
 from magnotia_mcp.store.ranking import (
     Bm25,
     Candidate,
@@ -49,10 +49,13 @@ SPEAKER_FTS = (
     " JOIN transcripts AS t ON t.id = s.transcript_id"
     " WHERE g.segments_fts MATCH :match AND t.deleted_at IS NULL AND magnotia_fold(s.speaker) = :speaker"
 )
+# Without a segment index: every segment of the speaker, matched on the reader thread.
 SPEAKER_SCAN = (
-    "SELECT" + _SPEAKER_SEGMENTS + " FROM segments AS s JOIN transcripts AS t ON t.id = s.transcript_id"
-    " WHERE t.deleted_at IS NULL AND magnotia_fold(s.speaker) = :speaker AND magnotia_any(:q, s.text)"
+    "SELECT s.id AS sid," + _SPEAKER_SEGMENTS + ", magnotia_any(:q, s.text) AS hit"
+    " FROM segments AS s JOIN transcripts AS t ON t.id = s.transcript_id"
+    " WHERE t.deleted_at IS NULL AND magnotia_fold(s.speaker) = :speaker AND s.id > :after"
 )
+SPEAKER_BATCH = " ORDER BY s.id LIMIT :batch"
 
 
 async def search_transcripts(
@@ -190,10 +193,7 @@ async def _by_speaker(
     if db.info.has_segment_fts:
         rows = await db.all(SPEAKER_FTS + where(filt), {**params, "match": query.fts_at_least(1)})
     else:
-        await db.ensure_function("magnotia_any", _any_clause)
-        rows = [
-            r async for r in scan(db, SPEAKER_SCAN + where(filt), {**params, "q": query_text(query)}, False, progress)
-        ]
+        rows = await _scan_speaker(db, query, where(filt), params, progress)
     said: dict[str, list[sqlite3.Row]] = {}
     for r in sorted(rows, key=lambda r: (r["transcript_id"], r["seq"])):
         said.setdefault(r["transcript_id"], []).append(r)
@@ -213,8 +213,32 @@ async def _by_speaker(
     if sort == "relevance":
         ranked, among = rank_candidates(cands, n, limit)
         return ranked, among, said
-    timed = sorted((c for c in cands if c.coverage == n), key=lambda c: (c.created_at, c.id), reverse=sort == "newest")
+    # In time order the score is the number of terms alone, as without a speaker.
+    full = (c._replace(relevance=0.0) for c in cands if c.coverage == n)
+    timed = sorted(full, key=lambda c: (c.created_at, c.id), reverse=sort == "newest")
     return timed[:limit], 0, said
+
+
+async def _scan_speaker(
+    db: Reader, query: Query, filters: str, params: dict[str, Any], progress: Callable[[int], None] | None
+) -> list[sqlite3.Row]:
+    """SPEAKER_SCAN's rows, read in batches of segments (by their id) so an interrupt can stop it."""
+    await db.ensure_function("magnotia_any", _any_clause)
+    rows: list[sqlite3.Row] = []
+    transcripts: set[str] = set()  # progress counts transcripts, as the other scans do
+    after = -1
+    while True:
+        batch = await db.all(
+            SPEAKER_SCAN + filters + SPEAKER_BATCH,
+            {**params, "q": query_text(query), "after": after, "batch": SCAN_BATCH},
+        )
+        rows += [r for r in batch if r["hit"]]
+        transcripts.update(r["transcript_id"] for r in batch)
+        if progress:
+            progress(len(transcripts))
+        if len(batch) < SCAN_BATCH:
+            return rows
+        after = batch[-1]["sid"]
 
 
 def _fold_label(label: str | None) -> str | None:

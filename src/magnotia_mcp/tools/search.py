@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from magnotia_mcp.arguments import time_range
+from magnotia_mcp.errors import InvalidArguments
 from magnotia_mcp.tools import schema
 from magnotia_mcp.tools.base import Tool, ToolContext
 
@@ -17,6 +18,8 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
 
     query = parse(args["query"])
     window = time_range(args)
+    if "speaker" in args and not args["speaker"].strip():
+        raise InvalidArguments("speaker", "must name a speaker (their label in the transcript, e.g. Ana)")
     sink = ctx.progress
 
     def progress(rows: int) -> None:
