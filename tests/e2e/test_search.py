@@ -191,6 +191,7 @@ def test_every_revision_gets_the_relevance_fields(
     assert [h["transcript_id"] for h in oldest["hits"]] == [ids["sync"], ids["roadmap"], ids["groceries"]]
     assert [(m["seq"], m["speaker"]) for h in ana["hits"] for m in h["moments"]] == [(2, "Ana"), (0, "Ana")]
     assert [(m["seq"], m["speaker"]) for h in ben["hits"] for m in h["moments"]] == [(1, "Ben")]
+    assert [h["score"] for h in ben["hits"]] == [1.0]  # in time order the score is the terms matched alone
     assert phrase["hits"][0]["matched_terms"] == ['"budget review"', "approved"]
     assert [m["seq"] for m in phrase["hits"][0]["moments"]] == [0, 2]
 
@@ -203,6 +204,7 @@ BAD: list[tuple[dict[str, Any], str, str]] = [
     ({"sort": 1}, "sort", "string"),
     ({"sort": ["newest"]}, "sort", "string"),
     ({"speaker": ""}, "speaker", "at least 1"),
+    ({"speaker": "   "}, "speaker", "must name a speaker"),
     ({"speaker": "x" * 201}, "speaker", "at most 200"),
     ({"speaker": 7}, "speaker", "string"),
     ({"speaker": ["Ana"]}, "speaker", "string"),

@@ -61,6 +61,9 @@ def _finds(conn: sqlite3.Connection, query: Query, text: str) -> bool:
         pytest.param("quand avons nous parlé du budget", ["parlé", "budget"], id="french"),
         pytest.param("What Did WE say about THE roadmap", ["roadmap"], id="any-case"),
         pytest.param("Über Dächer", ["Dächer"], id="accented-function-word"),
+        pytest.param("what's the plan for the launch", ["plan", "launch"], id="english-contraction"),
+        pytest.param("we\u2019ll review it", ["review"], id="typographic-apostrophe"),
+        pytest.param("l'orçamento d'abord", ["orçamento", "abord"], id="french-elision"),
     ],
 )
 def test_function_words_are_dropped_in_each_language(text: str, labels: list[str]) -> None:
