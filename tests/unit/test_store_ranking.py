@@ -429,6 +429,7 @@ def test_a_bounded_ranking_of_partial_matches_agrees_in_both_modes(
 
 # -- where the two modes can disagree -----------------------------------------------------
 
+
 # unicode61 takes as token characters the emoji newer than its Unicode tables (U+1F3FD, U+1F914...)
 # and private-use characters, which Python's \w does not: the scan cuts text with SQLite's own
 # separator table (magnotia_mcp.unicode61), so it counts and matches the same tokens.
