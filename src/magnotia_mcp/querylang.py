@@ -27,17 +27,44 @@ from magnotia_mcp.stopwords import WORDS
 from magnotia_mcp.unicode61 import SEPARATORS
 
 
-def _separator_class() -> str:
-    """A regex character class of what unicode61 cuts text at: in ASCII all but letters and digits."""
-    # Lone surrogates (from "\\ud800" escapes in JSON) are not text and never reach SQLite.
-    ranges = [(0x00, 0x2F), (0x3A, 0x40), (0x5B, 0x60), (0x7B, 0x7F), *SEPARATORS, (0xD800, 0xDFFF)]
-    return "[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges) + "]"
+def _ranges(ranges: Iterable[tuple[int, int]]) -> str:
+    return "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
 
 
-# A token is a run of what SQLite's unicode61 does not treat as a separator (letters,
-# digits, marks, most emoji...): the scan then cuts text exactly where the index does.
-_SEP = _separator_class()
-_TOKEN = "[^" + _SEP[1:]
+# What SQLite's unicode61 cuts text at: in ASCII all but letters and digits, above it its own
+# table (magnotia_mcp.unicode61); everything else (letters, digits, marks, most emoji...) is
+# part of a token, so the scan cuts text exactly where the index does. Lone surrogates (from
+# "\\ud800" escapes in JSON) are not text and never reach SQLite: separators too.
+# Python's regex engine checks a class of BMP ranges in one step, but goes through a list of
+# ranges beyond it one by one: the two halves are kept apart to stay fast.
+_BMP_SEPARATORS = [(0x00, 0x2F), (0x3A, 0x40), (0x5B, 0x60), (0x7B, 0x7F), (0xD800, 0xDFFF)] + [
+    (a, min(b, 0xFFFF)) for a, b in SEPARATORS if a <= 0xFFFF
+]
+_ASTRAL_SEPARATORS = [(max(a, 0x10000), b) for a, b in SEPARATORS if b > 0xFFFF]
+_ASTRAL_TOKENS = [
+    (start, end)
+    for start, end in zip(
+        [0x10000] + [b + 1 for _, b in _ASTRAL_SEPARATORS],
+        [a - 1 for a, _ in _ASTRAL_SEPARATORS] + [0x10FFFF],
+        strict=True,
+    )
+    if start <= end
+]
+_SEP = "(?:[" + _ranges(_BMP_SEPARATORS) + "]|[" + _ranges(_ASTRAL_SEPARATORS) + "])"
+_TOKEN = "(?:[^" + _ranges(_BMP_SEPARATORS) + "\\U00010000-\\U0010ffff]|[" + _ranges(_ASTRAL_TOKENS) + "])"
+# For counting the tokens of long text: astral separators are blanked first (when there are any).
+_COUNTED = re.compile("[^" + _ranges(_BMP_SEPARATORS) + "]+")
+_ASTRAL = re.compile("[\\U00010000-\\U0010ffff]")
+_ASTRAL_SEPARATOR = re.compile("[" + _ranges(_ASTRAL_SEPARATORS) + "]")
+
+
+def token_count(text: str) -> int:
+    """Tokens in text as the index counts them."""
+    if _ASTRAL.search(text):
+        text = _ASTRAL_SEPARATOR.sub(" ", text)
+    return len(_COUNTED.findall(text))
+
+
 # The combining marks unicode61 (remove_diacritics 2) counts as part of a token and
 # then drops, so "e\u0301cole" (decomposed, as macOS often stores it) is the token "ecole".
 # Folding keeps them (one character in, one out); patterns step over them.
