@@ -24,59 +24,8 @@ from typing import NamedTuple
 
 from magnotia_mcp.stemming import guess_language, stem_prefix
 from magnotia_mcp.stopwords import WORDS
-from magnotia_mcp.unicode61 import SEPARATORS
+from magnotia_mcp.tokens import DROPPED_MARKS, IN_TOKEN, MARK, MARKS_RE, SEPARATOR_RUN, TOKEN_CHAR, TOKEN_RE
 
-
-def _ranges(ranges: Iterable[tuple[int, int]]) -> str:
-    return "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
-
-
-# What SQLite's unicode61 cuts text at: in ASCII all but letters and digits, above it its own
-# table (magnotia_mcp.unicode61); everything else (letters, digits, marks, most emoji...) is
-# part of a token, so the scan cuts text exactly where the index does. Lone surrogates (from
-# "\\ud800" escapes in JSON) are not text and never reach SQLite: separators too.
-# Python's regex engine checks a class of BMP ranges in one step, but goes through a list of
-# ranges beyond it one by one: the two halves are kept apart to stay fast.
-_BMP_SEPARATORS = [(0x00, 0x2F), (0x3A, 0x40), (0x5B, 0x60), (0x7B, 0x7F), (0xD800, 0xDFFF)] + [
-    (a, min(b, 0xFFFF)) for a, b in SEPARATORS if a <= 0xFFFF
-]
-_ASTRAL_SEPARATORS = [(max(a, 0x10000), b) for a, b in SEPARATORS if b > 0xFFFF]
-_ASTRAL_TOKENS = [
-    (start, end)
-    for start, end in zip(
-        [0x10000] + [b + 1 for _, b in _ASTRAL_SEPARATORS],
-        [a - 1 for a, _ in _ASTRAL_SEPARATORS] + [0x10FFFF],
-        strict=True,
-    )
-    if start <= end
-]
-_SEP = "(?:[" + _ranges(_BMP_SEPARATORS) + "]|[" + _ranges(_ASTRAL_SEPARATORS) + "])"
-_TOKEN = "(?:[^" + _ranges(_BMP_SEPARATORS) + "\\U00010000-\\U0010ffff]|[" + _ranges(_ASTRAL_TOKENS) + "])"
-# For counting the tokens of long text: astral separators are blanked first (when there are any).
-_COUNTED = re.compile("[^" + _ranges(_BMP_SEPARATORS) + "]+")
-_ASTRAL = re.compile("[\\U00010000-\\U0010ffff]")
-_ASTRAL_SEPARATOR = re.compile("[" + _ranges(_ASTRAL_SEPARATORS) + "]")
-
-
-def token_count(text: str) -> int:
-    """Tokens in text as the index counts them."""
-    if _ASTRAL.search(text):
-        text = _ASTRAL_SEPARATOR.sub(" ", text)
-    return len(_COUNTED.findall(text))
-
-
-# The combining marks unicode61 (remove_diacritics 2) counts as part of a token and
-# then drops, so "e\u0301cole" (decomposed, as macOS often stores it) is the token "ecole".
-# Folding keeps them (one character in, one out); patterns step over them.
-_DROPPED_MARKS = (
-    "\u0300\u0301\u0302\u0303\u0304\u0306\u0307\u0308\u0309\u030a\u030b\u030c\u030f"
-    "\u0311\u031b\u0323\u0324\u0325\u0326\u0327\u0328\u032d\u032e\u0330\u0331"
-)
-_MARK = "[" + _DROPPED_MARKS + "]"
-_IN_TOKEN = "(?:" + _TOKEN + "|" + _MARK + ")"
-_SEPARATOR = _SEP + "+"
-TOKEN_RE = re.compile(_IN_TOKEN + "+")
-_MARKS_RE = re.compile(_MARK)
 _CHUNK_RE = re.compile(r'"([^"]*)"(\*?)|"|[^\s"]+')
 _APOSTROPHES = re.compile("['\u2018\u2019\u02bc]")
 # unicode61 removes diacritics from Latin letters only (not Greek tonos, not Arabic hamza).
@@ -99,7 +48,7 @@ class _FoldTable(dict[int, str]):
         folded = lower
         decomposed = unicodedata.normalize("NFD", lower)
         base, marks = decomposed[0], decomposed[1:]
-        if marks and ord(base) < _LATIN_END and all(m in _DROPPED_MARKS for m in marks):
+        if marks and ord(base) < _LATIN_END and all(m in DROPPED_MARKS for m in marks):
             base_lower = base.lower()  # "İ" is "I" + dot above: its base still needs lower-casing
             folded = base_lower if len(base_lower) == 1 else base
         self[code] = folded
@@ -146,18 +95,18 @@ class Term(NamedTuple):
     def pattern(self, marks: bool = True) -> str:
         """A regex for this term in folded text; marks=False for text without combining marks."""
         if not marks:  # the common case: literal words, searched fast
-            tail = _TOKEN + "*" if self.prefix else "(?!" + _TOKEN + ")"
-            body = _SEPARATOR.join(re.escape(fold(w)) for w in self.words)
+            tail = TOKEN_CHAR + "*" if self.prefix else "(?!" + TOKEN_CHAR + ")"
+            body = SEPARATOR_RUN.join(re.escape(fold(w)) for w in self.words)
             # The "starts a token" check goes after the first character, not before it:
             # a pattern that opens with a literal lets the regex engine skip ahead to
             # candidates instead of trying every position (about 8x faster on long text).
             first, rest = fold(self.words[0])[0], body[len(re.escape(fold(self.words[0])[0])) :]
-            return re.escape(first) + "(?<!" + _TOKEN + ".)" + rest + tail
+            return re.escape(first) + "(?<!" + TOKEN_CHAR + ".)" + rest + tail
         # Each character may carry dropped marks after it; a match starts and ends on token edges.
-        parts = ["".join(re.escape(c) + _MARK + "*" for c in fold(w)) for w in self.words]
-        body = _SEPARATOR.join(parts)
-        tail = _IN_TOKEN + "*" if self.prefix else "(?!" + _IN_TOKEN + ")"
-        return "(?<!" + _TOKEN + ")(?<!" + _MARK + ")" + _MARK + "*" + body + tail
+        parts = ["".join(re.escape(c) + MARK + "*" for c in fold(w)) for w in self.words]
+        body = SEPARATOR_RUN.join(parts)
+        tail = IN_TOKEN + "*" if self.prefix else "(?!" + IN_TOKEN + ")"
+        return "(?<!" + TOKEN_CHAR + ")(?<!" + MARK + ")" + MARK + "*" + body + tail
 
 
 class Query:
@@ -244,7 +193,7 @@ def _compiled(join: Callable[[Iterable[str]], str], terms: Iterable[Term]) -> li
 
 
 def _has_marks(text: str) -> bool:
-    return not text.isascii() and _MARKS_RE.search(text) is not None
+    return not text.isascii() and MARKS_RE.search(text) is not None
 
 
 def parse(text: str) -> Query:
@@ -310,7 +259,7 @@ def _refine(text: str, clauses: list[list[tuple[Term, str, bool]]]) -> Query:
 
 
 def _term(chunk: str, *, prefix: bool) -> Term | None:
-    words = tuple(w for w in (_MARKS_RE.sub("", t) for t in TOKEN_RE.findall(chunk)) if w)
+    words = tuple(w for w in (MARKS_RE.sub("", t) for t in TOKEN_RE.findall(chunk)) if w)
     if not words:
         return None
     return Term(words, prefix)

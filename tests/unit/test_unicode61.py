@@ -10,7 +10,7 @@ import importlib.util
 import sqlite3
 from pathlib import Path
 
-from magnotia_mcp.querylang import TOKEN_RE
+from magnotia_mcp.tokens import TOKEN_RE
 from magnotia_mcp.unicode61 import SEPARATORS
 
 GENERATOR = Path(__file__).resolve().parents[2] / "devtools" / "unicode61.py"

@@ -27,7 +27,7 @@ import math
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from magnotia_mcp import querylang
+from magnotia_mcp import tokens
 from magnotia_mcp.querylang import Query, fold, parse_cached
 from magnotia_mcp.store.plans import Filters, query_text, scan, where
 
@@ -182,7 +182,7 @@ def coverage(query: Query, freqs: list[float]) -> int:
 
 def token_count(text: str | None) -> int:
     """Tokens as the index counts them."""
-    return querylang.token_count(text) if text else 0
+    return tokens.token_count(text) if text else 0
 
 
 def phrase_freqs(query: Query, folded_columns: Iterable[str], weights: Iterable[float]) -> list[float]:
