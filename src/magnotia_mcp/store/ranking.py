@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from magnotia_mcp import tokens
@@ -58,7 +59,7 @@ FROM_FLOOR = " AND rowid >= :floor"
 SCAN_STATS = (
     "SELECT t.rowid AS rid, t.id, t.title, t.created_at, t.source,"
     " (t.deleted_at IS NULL{filters}) AS keep,"
-    " magnotia_stats(:q, t.title, t.raw_text, t.formatted_text) AS stats"
+    " magnotia_stats(:q, t.id, t.updated_at, t.title, t.raw_text, t.formatted_text) AS stats"
     " FROM transcripts AS t WHERE 1"
 )
 
@@ -119,7 +120,7 @@ async def rank_scan(
     db: Reader, query: Query, limit: int, filt: Filters, progress: Callable[[int], None] | None
 ) -> tuple[list[Candidate], int]:
     """What rank_fts answers, computed in one pass over every row."""
-    await db.ensure_function("magnotia_stats", scan_stats)
+    await db.ensure_function("magnotia_stats", partial(scan_stats, str(db.path)))
     sql = SCAN_STATS.replace("{filters}", where(filt))
     rows = 0
     tokens = 0
@@ -195,13 +196,27 @@ def phrase_freqs(query: Query, folded_columns: Iterable[str], weights: Iterable[
     return total
 
 
-def scan_stats(q: str, title: str | None, raw: str | None, formatted: str | None) -> str:
+# Token counts of the rows scanned before, by (store, transcript id): counting is most of a
+# relevance scan's work and a row's count changes only with its text (and so its updated_at).
+_LENGTHS: dict[tuple[str, str], tuple[str, int]] = {}
+_LENGTHS_KEPT = 500_000  # about 50 MB at most; past it, rows are counted every time
+
+
+def scan_stats(
+    store: str, q: str, id: str, updated_at: str, title: str | None, raw: str | None, formatted: str | None
+) -> str:
     """``magnotia_stats`` for SQLite: "length" or "length|f1,f2,..." (weighted hits per phrase).
 
     Runs on the reader thread for every row of a relevance scan.
     """
     query = parse_cached(q)
-    length = token_count(title) + token_count(raw) + token_count(formatted)
+    cached = _LENGTHS.get((store, id))
+    if cached is not None and cached[0] == updated_at:
+        length = cached[1]
+    else:
+        length = token_count(title) + token_count(raw) + token_count(formatted)
+        if len(_LENGTHS) < _LENGTHS_KEPT:
+            _LENGTHS[store, id] = (updated_at, length)
     folded = [fold(t) if t else "" for t in (title, raw, formatted)]
     if not any(query.matched(*folded)):
         return str(length)
