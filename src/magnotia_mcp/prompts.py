@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from magnotia_mcp.arguments import time_range
 from magnotia_mcp.errors import InvalidArguments, InvalidParams, ResourceNotFound
 from magnotia_mcp.resources import URI_TEMPLATE, display_name, read_markdown, transcript_uri
-from magnotia_mcp.store.transcripts import complete_transcript_ids, list_transcripts
 
 if TYPE_CHECKING:
     from magnotia_mcp.store.pool import Store
@@ -93,6 +92,8 @@ _action_items = _about_one_transcript(
 
 
 async def _review_meetings(store: Store, args: dict[str, str], links: bool) -> list[JSON]:
+    from magnotia_mcp.store.transcripts import list_transcripts  # on first use: initialize does not need it
+
     window = time_range({k: v for k, v in args.items() if k in ("since", "until") and v})
     async with store.reader() as db:
         page, more = await list_transcripts(
@@ -196,6 +197,8 @@ async def get(store: Store, name: object, arguments: object, links: bool) -> JSO
 
 async def complete(store: Store, ref: object, argument: object) -> JSON:
     """Values for a prompt's transcript_id or the resource template's {id}."""
+    from magnotia_mcp.store.transcripts import complete_transcript_ids  # on first use: initialize does not need it
+
     if not isinstance(ref, dict) or not isinstance(argument, dict):
         raise InvalidParams("invalid params: completion/complete needs ref and argument objects")
     name, value = argument.get("name"), argument.get("value", "")

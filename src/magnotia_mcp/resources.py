@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp import cursors
 from magnotia_mcp.errors import InvalidParams, NotFound, ResourceNotFound
-from magnotia_mcp.store.transcripts import get_transcript, list_transcripts
 
 if TYPE_CHECKING:
     from magnotia_mcp.store.pool import Store
@@ -50,6 +49,8 @@ def display_name(item: dict[str, Any]) -> str:
 
 async def list_page(store: Store, cursor: object) -> tuple[list[dict[str, Any]], str | None]:
     """A page of transcript resources (uri, name, title, description, mimeType), newest first."""
+    from magnotia_mcp.store.transcripts import list_transcripts  # on first use: initialize does not need it
+
     if cursor is not None and not isinstance(cursor, str):
         raise InvalidParams("invalid params: cursor must be a string from nextCursor")
     try:
@@ -81,6 +82,8 @@ def transcript_id_from(uri: object) -> str:
 
 async def read_markdown(store: Store, uri: object) -> dict[str, Any]:
     """The resource's contents entry: the transcript rendered as Markdown."""
+    from magnotia_mcp.store.transcripts import get_transcript  # on first use: initialize does not need it
+
     transcript_id = transcript_id_from(uri)
     async with store.reader() as db:
         try:

@@ -6,12 +6,13 @@ from typing import Any
 
 from magnotia_mcp import cursors
 from magnotia_mcp.arguments import time_range
-from magnotia_mcp.store.tasks import list_tasks
 from magnotia_mcp.tools import schema
 from magnotia_mcp.tools.base import Tool, ToolContext
 
 
 async def _list_tasks(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    from magnotia_mcp.store.tasks import list_tasks  # on first use: initialize does not need it
+
     after = cursors.decode("tasks", args["cursor"], 5) if "cursor" in args else None
     window = time_range(args, None, "due_before")  # due_before is an until: "today" means before tomorrow
     async with ctx.store.reader() as db:

@@ -6,12 +6,13 @@ from typing import Any
 
 from magnotia_mcp import cursors
 from magnotia_mcp.arguments import time_range
-from magnotia_mcp.store.transcripts import get_transcript, list_transcripts
 from magnotia_mcp.tools import schema
 from magnotia_mcp.tools.base import Tool, ToolContext
 
 
 async def _list_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    from magnotia_mcp.store.transcripts import list_transcripts  # on first use: initialize does not need it
+
     after = cursors.decode("transcripts", args["cursor"], 2) if "cursor" in args else None
     window = time_range(args)
     async with ctx.store.reader() as db:
@@ -62,6 +63,8 @@ LIST_TRANSCRIPTS = Tool(
 
 
 async def _get_transcript(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    from magnotia_mcp.store.transcripts import get_transcript  # on first use: initialize does not need it
+
     async with ctx.store.reader() as db:
         return await get_transcript(
             db,
