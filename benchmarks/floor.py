@@ -3,7 +3,14 @@
 Straightforward, index-friendly, read-only SQL written here, timed call by call
 next to the server so every figure has a baseline from the same run on the same
 warm page cache. Search queries go through the package's own query-language
-parser, so the floor and the server match the same rows.
+parser, so the floor and the server match the same rows; the parsing is done
+before the clock starts (`prepare`), so that the floor times SQL only.
+
+Relevance search (the default order) has the naive plan as its floor: every live
+transcript with any of the query's terms, ordered by FTS5's `bm25()` (title
+weighted 4), `LIMIT n`. That is a latency floor, not an answer check: the server
+ranks by coverage first and within a bounded window, by design. Searches in time
+order (`sort: newest`) keep the floor they had before relevance ranking.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import sys
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +30,8 @@ try:
 except ImportError:  # a checkout without the package installed (server_env in run.py allows it): use its src/
     sys.path.insert(0, str(generate.REPO_DIR / "src"))
     from magnotia_mcp.querylang import parse
+
+__all__ = ["Cursor", "Floor", "parse", "store_time"]  # parse: workload.py builds its questions with it
 
 
 def store_time(value: str) -> str:
@@ -95,12 +105,23 @@ class Floor:
             ).fetchall()
         return [row[:8], window, tasks, segs], None
 
-    def search_transcripts(self, a: Json, _pos: Cursor) -> tuple[list[Any], Cursor]:
+    def prepare(self, tool: str, a: Json) -> None:
+        """Untimed work before a call: a search's query parsed (the floor times SQL, not the parser)."""
+        if tool == "search_transcripts":
+            self._match(a["query"])
+
+    @staticmethod
+    @lru_cache(maxsize=4096)
+    def _match(text: str) -> tuple[str, str] | None:
+        """(every clause, any clause) as FTS5 MATCH expressions, or None when nothing is left to search for."""
         # The package's own parser: the floor matches exactly what the server's index matches.
-        query = parse(a["query"])
-        if query.empty:  # nothing to search for (and an empty MATCH is an FTS5 error)
+        query = parse(text)
+        return None if query.empty else (query.fts(), query.fts_at_least(1))
+
+    def search_transcripts(self, a: Json, _pos: Cursor) -> tuple[list[Any], Cursor]:
+        match = self._match(a["query"])
+        if match is None:  # nothing to search for (and an empty MATCH is an FTS5 error)
             return [], None
-        q = query.fts()
         limit = a.get("limit", 10)
         where = ["deleted_at IS NULL"]
         p: Json = {}
@@ -112,6 +133,9 @@ class Floor:
             if key in a:
                 where.append(cond)
                 p[key] = store_time(a[key]) if key != "source" else a[key]
+        if a.get("sort", "relevance") == "relevance":
+            return self._relevance(match[1], limit, where, p), None
+        q = match[0]
         # Rank in the index first (a join would touch every matching row), then
         # drop trashed/filtered rows. Without filters the top few nearly always
         # survive; with filters (or when too few survive), one full ranked pass
@@ -160,6 +184,24 @@ class Floor:
                 ).fetchone()
             out.append((h, snip, score[h[0]], seg))
         return out, None
+
+    def _relevance(self, q: str, limit: int, where: list[str], p: Json) -> list[Any]:
+        """The naive relevance plan: every live row with any term, ordered by bm25(), then each hit's snippet."""
+        cond = " AND ".join(f"t.{c}" for c in where)
+        hits = self.con.execute(
+            "SELECT t.rowid, t.id, t.title, t.created_at, t.source, bm25(transcripts_fts, 4.0, 1.0, 1.0) AS score"
+            " FROM transcripts_fts JOIN transcripts AS t ON t.rowid = transcripts_fts.rowid"
+            f" WHERE transcripts_fts MATCH :q AND {cond} ORDER BY score LIMIT :n",
+            {**p, "q": q, "n": limit},
+        ).fetchall()
+        return [(h, self._snippet(q, h[0])) for h in hits]
+
+    def _snippet(self, q: str, rowid: int) -> Any:
+        return self.con.execute(
+            "SELECT snippet(transcripts_fts, -1, '**', '**', '…', 24)"
+            " FROM transcripts_fts WHERE transcripts_fts MATCH ? AND rowid = ?",
+            (q, rowid),
+        ).fetchone()
 
     def _filtered(self, ranked: list[int], where: list[str], p: Json) -> dict[int, Any]:
         params: Json = {f"r{i}": v for i, v in enumerate(ranked)}

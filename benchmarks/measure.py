@@ -34,6 +34,7 @@ class Sample:
     floor_ms: float
     args: Json = field(default_factory=dict)
     page: int = 0
+    ranked_among: int | None = None  # search: how many transcripts the server compared
 
 
 @dataclass
@@ -73,6 +74,7 @@ def run_scenario(server: Server, floor: Floor, sc: Scenario, vr: VariantResult, 
     fn: Callable[[Json, Cursor], tuple[list[Any], Cursor]] = getattr(floor, sc.tool)
     server_ms: list[float | None] = []
     server_ids: list[list[str] | None] = []
+    ranked_among: int | None = None
     args = dict(sc.args)
     for _ in range(sc.pages):
         ns, resp = server.request("tools/call", {"name": sc.tool, "arguments": args})
@@ -83,6 +85,8 @@ def run_scenario(server: Server, floor: Floor, sc: Scenario, vr: VariantResult, 
             server_ms.append(None)
             break
         server_ms.append(ns / 1e6)
+        if sc.tool == "search_transcripts":
+            ranked_among = check_search(res, args, vr, record)
         server_ids.append(page_key(sc.tool, res))
         cursor = res.get("next_cursor")
         if not isinstance(cursor, str):
@@ -91,6 +95,7 @@ def run_scenario(server: Server, floor: Floor, sc: Scenario, vr: VariantResult, 
     floor_ms: list[float] = []
     floor_ids: list[list[str]] = []
     pos: Cursor = None
+    floor.prepare(sc.tool, sc.args)
     for _ in range(sc.pages):
         t0 = time.perf_counter_ns()
         rows, pos = fn(sc.args, pos)
@@ -103,7 +108,7 @@ def run_scenario(server: Server, floor: Floor, sc: Scenario, vr: VariantResult, 
         return
     for i, fm in enumerate(floor_ms):
         sm = server_ms[i] if i < len(server_ms) else None
-        vr.samples.append(Sample(sc.tool, sc.kind if i == 0 else "deep", sm, fm, sc.args, i))
+        vr.samples.append(Sample(sc.tool, sc.kind if i == 0 else "deep", sm, fm, sc.args, i, ranked_among))
     for i, sm in enumerate(server_ms[len(floor_ms) :], start=len(floor_ms)):
         if sm is not None:  # the server paged further than the floor
             vr.samples.append(Sample(sc.tool, sc.kind if i == 0 else "deep", sm, math.nan, sc.args, i))
@@ -111,6 +116,22 @@ def run_scenario(server: Server, floor: Floor, sc: Scenario, vr: VariantResult, 
         n = min(len(server_ids), len(floor_ids))
         if len(server_ids) != len(floor_ids) or any(server_ids[i] != floor_ids[i] for i in range(n)):
             vr.disagreements += 1
+
+
+def check_search(res: Json, args: Json, vr: VariantResult, record: bool) -> int | None:
+    """A search answer's mode (the generated stores have the full-text index) and order; its ranked_among."""
+    what = json.dumps(args, ensure_ascii=False)[:160]
+    sort = args.get("sort", "relevance")
+    if record and res.get("mode") != "fts":
+        vr.fail("mode", f"searched in {res.get('mode')!r} mode, expected 'fts' <- {what}")
+    if record and res.get("sort") != sort:
+        vr.fail("sort", f"answered sort {res.get('sort')!r}, asked {sort!r} <- {what}")
+    ranked = res.get("ranked_among")
+    if not isinstance(ranked, int):
+        if record:
+            vr.fail("ranked_among", f"ranked_among is {ranked!r} <- {what}")
+        return None
+    return ranked
 
 
 def measure_spawn(cmd: list[str], env: dict[str, str], runs: int, timeout: float, vr: VariantResult) -> None:

@@ -7,6 +7,11 @@ server the way a host drives it: raw JSON lines over the child's stdin/stdout.
   per tool   round-trip latency of each tools/call (p50/p90/p99) over a varied,
              seeded mix: first and deep pages (cursor chaining), filters, random
              ids and windows, common/rare/two-word/phrase/prefix/OR searches
+             (by relevance), question-style searches and `sort: newest` ones;
+             search figures also per kind of query (keyword, question, newest)
+  scan mode  at 10k (full runs only, first server only): a sample of the same
+             searches against a copy of the store without its full-text tables
+             (mode "scan"; each search reads every transcript, seconds at 10k)
   relevance  the judged set of tests/support/relevance.py on its own small stores,
              with and without the full-text index: MRR and recall@5 of keyword-
              and question-style queries, and those searches' round trips
@@ -39,6 +44,7 @@ import shlex
 import shutil
 import sqlite3
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -47,12 +53,14 @@ from typing import Any
 # The modules next to this file: `python benchmarks/run.py` puts this directory first on sys.path.
 import generate
 import relevance
+import scan
 from client import TOOLS, Json
 from measure import log, run_variant
 from report import chart, fmt, markdown, targets, variant_figures
 from workload import build_workload, store_facts
 
 MIB = 1024 * 1024
+SCAN_SIZE = 10_000  # scan mode is measured on this store only: it reads every transcript per search
 
 
 def server_env(cmd: list[str]) -> dict[str, str]:
@@ -142,6 +150,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     ap.add_argument("--no-chart", action="store_true", help="do not draw latest.png")
     ap.add_argument("--no-relevance", action="store_true", help="skip the judged relevance queries")
+    ap.add_argument(
+        "--scan-calls",
+        type=int,
+        default=40,
+        help="searches in scan mode (a copy of the 10k store without its full-text tables), full runs"
+        " with a 10k store only; 0 skips them (default: %(default)s)",
+    )
     ap.add_argument("--fail-on-target", action="store_true", help="exit 3 when a target is not met")
     args = ap.parse_args(argv)
     args.sizes = args.sizes or ("1k" if args.smoke else "1k,10k,100k")
@@ -230,6 +245,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             if vr.fatal:
                 log(f"  [{label}] FATAL: {vr.fatal}")
+        if size == SCAN_SIZE and not args.smoke and args.scan_calls > 0:
+            # The first server only: a scan search takes seconds, and every server runs the same package.
+            label, _, cmd = servers[0]
+            fig = entry["variants"][0]
+            with tempfile.TemporaryDirectory(prefix="magnotia-scan-") as tmp:
+                log(f"store {generate.size_label(size)}: a copy without the full-text tables in {tmp}")
+                db = scan.scan_copy(store.path, Path(tmp))
+                searches = scan.scan_scenarios(workload, args.scan_calls)
+                fig["scan"] = scan.run_scan(cmd, label, db, searches, server_env(cmd), args.timeout)
+            fig["targets"] = targets(size, fig)
         report["sizes"].append(entry)
     if not args.no_relevance:
         log("relevance: the judged set, fts and scan stores")
@@ -251,6 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     log(f"wrote {args.json} ({report['seconds']} s in all)")
     failed = sum(sum(v["failures"].values()) for s in report["sizes"] for v in s["variants"])
+    failed += sum(len((v.get("scan") or {}).get("failures", [])) for s in report["sizes"] for v in s["variants"])
     failed += relevance.failure_count(report.get("relevance"))
     missed = [
         (s["label"], v["label"], t[0])

@@ -2,7 +2,11 @@
 
 Each tool gets about the same number of calls: first and deep pages (cursor
 chaining), filters, random ids and text windows, and searches for common, rare,
-two-word, phrase, prefix, OR, filtered and accented queries.
+two-word, phrase, prefix, OR, filtered and accented queries. Those keyword
+searches run with the default order (relevance); search also gets half as many
+question-style searches ("what did we decide about the budget design", 3 to 6
+content words from the store's common, mid and rare words) and a tenth as many
+`sort: newest` searches, so that the time-order plans stay measured.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from client import Json
+from floor import parse  # the package's query parser (floor.py finds it in a checkout too)
 
 
 @dataclass
@@ -24,6 +29,30 @@ class Scenario:
     kind: str
     args: Json
     pages: int = 1
+
+
+# Question templates: "{}" takes the words drawn from the store; the template's own
+# content words ("decide", "notes", "happening"...) count towards the 3 to 6.
+QUESTIONS = (
+    "what did we decide about the {}",
+    "notes on {}s",
+    "when is the {} happening",
+    "what was the status of the {}",
+    "did anyone mention {} in the meeting",
+    "what are the next steps for {}",
+    "who is working on the {}",
+    "summary of {}",
+)
+QUESTION_WORDS = (3, 6)  # content words per question, inclusive
+
+
+def search_group(kind: str) -> str:
+    """The group a search scenario's kind is reported in: keyword, question or newest."""
+    if kind.startswith("question"):
+        return "question"
+    if kind.startswith("newest"):
+        return "newest"
+    return "keyword"
 
 
 @dataclass
@@ -130,6 +159,7 @@ def build_workload(facts: StoreFacts, meta: Json, calls: int, rng: random.Random
     phrases, prefixes = meta["phrases"] or mid, meta["prefixes"]
 
     def st() -> Scenario:
+        """A keyword search (the mix from before relevance ranking), in the default order."""
         r = rng.random()
         a: Json
         if r < 0.15:
@@ -156,6 +186,44 @@ def build_workload(facts: StoreFacts, meta: Json, calls: int, rng: random.Random
             kind, a = "accented", {"query": rng.choice(meta["accented_words"])}
         if rng.random() < 0.2:
             a["limit"] = 50
+        return Scenario("search_transcripts", kind, a)
+
+    # Content words only (function words such as "the" are dropped from queries).
+    content_common = [w for w in common if len(parse(f"{w} zzz").clauses) == 2]
+
+    def question() -> Scenario:
+        """A question: common words only (the hard case: terms in most transcripts), some mid or a rare one."""
+        template = rng.choice(QUESTIONS)
+        fixed = len(parse(template.format("zzz")).clauses) - 1
+        n = rng.randint(max(QUESTION_WORDS[0], fixed + 1), QUESTION_WORDS[1]) - fixed
+        r = rng.random()
+        if r < 0.4:
+            kind, words = "question-common", rng.sample(content_common, n)
+        elif r < 0.75:
+            kind = "question-mid"
+            words = [*rng.sample(content_common, n - 1), rng.choice(mid)]
+        else:
+            kind = "question-rare"
+            words = [*rng.sample(content_common + mid, n - 1), rng.choice(rare)]
+        rng.shuffle(words)
+        a: Json = {"query": template.format(" ".join(words))}
+        if rng.random() < 0.2:
+            a["limit"] = 50
+        return Scenario("search_transcripts", kind, a)
+
+    def newest() -> Scenario:
+        """A search in time order (every term required, as before relevance ranking)."""
+        r = rng.random()
+        a: Json
+        if r < 0.35:
+            kind, a = "newest-common", {"query": rng.choice(common)}
+        elif r < 0.65:
+            kind, a = "newest-two-word", {"query": f"{rng.choice(common)} {rng.choice(mid)}"}
+        elif r < 0.85:
+            kind, a = "newest-rare", {"query": rng.choice(rare)}
+        else:
+            kind, a = "newest-filtered", {"query": rng.choice(common + mid), "source": rng.choice(sources)}
+        a["sort"] = "newest"
         return Scenario("search_transcripts", kind, a)
 
     def tk() -> Scenario:
@@ -186,5 +254,8 @@ def build_workload(facts: StoreFacts, meta: Json, calls: int, rng: random.Random
     fill("get_transcript", gt)
     fill("search_transcripts", st)
     fill("list_tasks", tk)
+    # Drawn last, so that the calls above are the ones earlier benchmarks made.
+    out += [question() for _ in range(max(2, calls // 2))]
+    out += [newest() for _ in range(max(2, calls // 10))]
     rng.shuffle(out)
     return out
