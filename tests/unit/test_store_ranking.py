@@ -22,8 +22,9 @@ import pytest
 
 from magnotia_mcp.querylang import fold, parse
 from magnotia_mcp.store import plans, ranking
-from magnotia_mcp.store.pool import Reader, Store
+from magnotia_mcp.store.pool import Reader
 from magnotia_mcp.store.search import Sort, search_transcripts
+from tests.support.readers import open_reader
 from tests.support.storefactory import StoreBuilder, ts
 
 FILLER = [
@@ -153,26 +154,10 @@ def _write(path: Path, rows: list[dict[str, Any]], *, fts: bool) -> Path:
 
 
 @pytest.fixture(scope="module")
-def loop() -> Iterator[asyncio.AbstractEventLoop]:
-    loop = asyncio.new_event_loop()
-    yield loop
-    loop.close()
-
-
-def _open(path: Path, loop: asyncio.AbstractEventLoop) -> Iterator[Reader]:
-    store = Store(path)
-    context = store.reader()
-    reader = loop.run_until_complete(context.__aenter__())
-    yield reader
-    loop.run_until_complete(context.__aexit__(None, None, None))
-    loop.run_until_complete(store.close())
-
-
-@pytest.fixture(scope="module")
 def readers(tmp_path_factory: pytest.TempPathFactory, loop: asyncio.AbstractEventLoop) -> Iterator[dict[str, Reader]]:
     fts_path = _write(tmp_path_factory.mktemp("rank-fts") / "magnotia.db", ROWS, fts=True)
     scan_path = _write(tmp_path_factory.mktemp("rank-scan") / "magnotia.db", ROWS, fts=False)
-    fts_gen, scan_gen = _open(fts_path, loop), _open(scan_path, loop)
+    fts_gen, scan_gen = open_reader(fts_path, loop), open_reader(scan_path, loop)
     readers = {"fts": next(fts_gen), "scan": next(scan_gen)}
     assert readers["fts"].has_fts
     assert not readers["scan"].has_fts
@@ -465,7 +450,7 @@ def test_texts_with_characters_unicode61_counts_as_letters_rank_alike(
         {"id": f"t{i}", "title": "", "created_at": ts(1 + i), "raw_text": text} for i, text in enumerate(texts)
     ]
     paths = {mode: _write(tmp_path / mode / "magnotia.db", rows, fts=mode == "fts") for mode in ("fts", "scan")}
-    gens = {mode: _open(path, loop) for mode, path in paths.items()}
+    gens = {mode: open_reader(path, loop) for mode, path in paths.items()}
     try:
         _both(loop, {mode: next(gen) for mode, gen in gens.items()}, query)
     finally:
@@ -489,7 +474,7 @@ def test_a_speaker_with_many_matching_segments_is_searched_alike(
         for i in range(3)
     ]
     paths = {mode: _write(tmp_path / mode / "magnotia.db", rows, fts=mode == "fts") for mode in ("fts", "scan")}
-    gens = {mode: _open(path, loop) for mode, path in paths.items()}
+    gens = {mode: open_reader(path, loop) for mode, path in paths.items()}
     try:
         readers = {mode: next(gen) for mode, gen in gens.items()}
         hits = _both(loop, readers, "budget", speaker="ana")["hits"]

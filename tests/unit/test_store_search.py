@@ -19,7 +19,8 @@ import pytest
 
 from magnotia_mcp.querylang import parse
 from magnotia_mcp.store import plans, search
-from magnotia_mcp.store.pool import Reader, Store
+from magnotia_mcp.store.pool import Reader
+from tests.support.readers import open_reader
 from tests.support.storefactory import StoreBuilder
 
 ROWS = 3_000
@@ -56,20 +57,8 @@ def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def loop() -> Iterator[asyncio.AbstractEventLoop]:
-    loop = asyncio.new_event_loop()
-    yield loop
-    loop.close()
-
-
-@pytest.fixture(scope="module")
 def reader(store_path: Path, loop: asyncio.AbstractEventLoop) -> Iterator[Reader]:
-    store = Store(store_path)
-    context = store.reader()
-    reader = loop.run_until_complete(context.__aenter__())
-    yield reader
-    loop.run_until_complete(context.__aexit__(None, None, None))
-    loop.run_until_complete(store.close())
+    yield from open_reader(store_path, loop)
 
 
 FILTERS = [

@@ -17,7 +17,8 @@ import pytest
 
 from magnotia_mcp.errors import NotFound
 from magnotia_mcp.store import transcripts
-from magnotia_mcp.store.pool import Reader, Store
+from magnotia_mcp.store.pool import Reader
+from tests.support.readers import open_reader
 from tests.support.storefactory import StoreBuilder, ts
 
 TRASH = "2026-06-01T00:00:00.000Z"
@@ -77,20 +78,8 @@ NEWEST_FIRST = ["meeting", "dictation", "no-segments", "labels-as-stored", "out-
 
 
 @pytest.fixture(scope="module")
-def loop() -> Iterator[asyncio.AbstractEventLoop]:
-    loop = asyncio.new_event_loop()
-    yield loop
-    loop.close()
-
-
-@pytest.fixture(scope="module")
 def reader(store_path: Path, loop: asyncio.AbstractEventLoop) -> Iterator[Reader]:
-    store = Store(store_path)
-    context = store.reader()
-    reader = loop.run_until_complete(context.__aenter__())
-    yield reader
-    loop.run_until_complete(context.__aexit__(None, None, None))
-    loop.run_until_complete(store.close())
+    yield from open_reader(store_path, loop)
 
 
 def listed(loop: asyncio.AbstractEventLoop, reader: Reader, **kwargs: Any) -> list[dict[str, Any]]:
