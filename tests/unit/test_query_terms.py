@@ -17,33 +17,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from magnotia_mcp.querylang import Query, fold, parse
-
-TOKENIZER = "unicode61 remove_diacritics 2"  # the store's *_fts tables (docs/store-schema-v1.sql)
+from tests.support.fts_reference import DOCS, load, rowids
 
 
 @pytest.fixture(scope="module")
 def fts() -> Iterator[sqlite3.Connection]:
     conn = sqlite3.connect(":memory:")
-    conn.execute(f"CREATE VIRTUAL TABLE docs USING fts5 (title, body, tokenize = '{TOKENIZER}')")
+    conn.execute(DOCS)
     yield conn
     conn.close()
 
 
-def _load(conn: sqlite3.Connection, rows: list[tuple[str, str]]) -> None:
-    conn.execute("DELETE FROM docs")
-    conn.executemany(
-        "INSERT INTO docs (rowid, title, body) VALUES (?, ?, ?)", [(i, *row) for i, row in enumerate(rows)]
-    )
-
-
-def _rowids(conn: sqlite3.Connection, expression: str) -> set[int]:
-    return {r for (r,) in conn.execute("SELECT rowid FROM docs WHERE docs MATCH ?", (expression,))}
-
-
 def _finds(conn: sqlite3.Connection, query: Query, text: str) -> bool:
     """Whether query matches text, after checking that FTS5 and the scan agree on it."""
-    _load(conn, [("", text)])
-    by_fts = _rowids(conn, query.fts()) == {0}
+    load(conn, [("", text)])
+    by_fts = rowids(conn, query.fts()) == {0}
     assert query.matches(fold(text)) is by_fts, (query.text, text)
     return by_fts
 
@@ -209,11 +197,11 @@ AT_LEAST_QUERIES = [
 
 def _at_least_agrees(conn: sqlite3.Connection, query: Query, rows: list[tuple[str, str]]) -> None:
     """For every k, FTS5 selects with fts_at_least(k) exactly the rows the scan says match k or more clauses."""
-    _load(conn, rows)
+    load(conn, rows)
     covered = {i: sum(query.matched(fold(title), fold(body))) for i, (title, body) in enumerate(rows)}
     for k in range(1, len(query.clauses) + 1):
-        assert _rowids(conn, query.fts_at_least(k)) == {i for i, n in covered.items() if n >= k}, (query.text, k)
-    assert _rowids(conn, query.fts_at_least(len(query.clauses))) == _rowids(conn, query.fts())
+        assert rowids(conn, query.fts_at_least(k)) == {i for i, n in covered.items() if n >= k}, (query.text, k)
+    assert rowids(conn, query.fts_at_least(len(query.clauses))) == rowids(conn, query.fts())
 
 
 @pytest.mark.parametrize("text", AT_LEAST_QUERIES)
@@ -244,16 +232,16 @@ def test_no_query_is_a_syntax_error_and_both_modes_agree(text: str, fts: sqlite3
     """Whatever the input, every expression the search sends is valid FTS5 and selects what the scan selects."""
     query = parse(text)
     rows = [*CORPUS, (text, text), ("", text.upper()), ("planning", " ".join(reversed(WORD_LIST)))]
-    _load(fts, rows)
+    load(fts, rows)
     if query.empty:
         return
-    by_fts = _rowids(fts, query.fts())
+    by_fts = rowids(fts, query.fts())
     assert by_fts == {i for i, (t, b) in enumerate(rows) if query.matches(fold(t), fold(b))}
-    assert _rowids(fts, query.fts("title")) == {i for i, (t, _) in enumerate(rows) if query.matches(fold(t))}
+    assert rowids(fts, query.fts("title")) == {i for i, (t, _) in enumerate(rows) if query.matches(fold(t))}
     if len(query.clauses) <= 5:  # fts_at_least(k) grows as C(n, k)
         _at_least_agrees(fts, query, rows)
     for clause in query.clause_fts():
-        _rowids(fts, clause)
+        rowids(fts, clause)
     assert len(query.labels) == len(query.clauses)
 
 
@@ -262,10 +250,10 @@ def test_no_query_is_a_syntax_error_and_both_modes_agree(text: str, fts: sqlite3
 def test_no_unicode_text_is_a_syntax_error(text: str, fts: sqlite3.Connection) -> None:
     """Any string at all (surrogates and control characters included) parses, and FTS5 takes every expression."""
     query = parse(text)
-    _load(fts, CORPUS)
+    load(fts, CORPUS)
     if query.empty:
         return
-    _rowids(fts, query.fts())
-    _rowids(fts, query.fts("body"))
+    rowids(fts, query.fts())
+    rowids(fts, query.fts("body"))
     for k in range(1, min(len(query.clauses), 4) + 1):
-        _rowids(fts, query.fts_at_least(k))
+        rowids(fts, query.fts_at_least(k))

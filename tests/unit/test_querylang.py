@@ -12,9 +12,8 @@ from collections.abc import Iterator
 import pytest
 
 from magnotia_mcp.querylang import _FOLD, _LATIN_BLOCKS_END, fold, parse, snippet
+from tests.support.fts_reference import DOCS, TOKENIZER, load, rowids
 from tests.unit.texts import WINDOW_TEXTS
-
-TOKENIZER = "unicode61 remove_diacritics 2"  # the store's *_fts tables (docs/store-schema-v1.sql)
 
 ODD_QUERIES = [
     '"',
@@ -114,22 +113,11 @@ SEARCHES = [
 def fts_reference() -> Iterator[sqlite3.Connection]:
     """An in-memory FTS5 table with the store's tokenizer: the reference for what a query means."""
     conn = sqlite3.connect(":memory:")
-    conn.execute(f"CREATE VIRTUAL TABLE docs USING fts5 (title, body, tokenize = '{TOKENIZER}')")
+    conn.execute(DOCS)
     conn.execute(f"CREATE VIRTUAL TABLE probe USING fts5 (text, tokenize = '{TOKENIZER}')")
     conn.execute("CREATE VIRTUAL TABLE probe_terms USING fts5vocab(probe, 'row')")
     yield conn
     conn.close()
-
-
-def _load(conn: sqlite3.Connection, rows: list[tuple[str, str]]) -> None:
-    conn.execute("DELETE FROM docs")
-    conn.executemany(
-        "INSERT INTO docs (rowid, title, body) VALUES (?, ?, ?)", [(i, *row) for i, row in enumerate(rows)]
-    )
-
-
-def _fts_rows(conn: sqlite3.Connection, expression: str) -> set[int]:
-    return {rowid for (rowid,) in conn.execute("SELECT rowid FROM docs WHERE docs MATCH ?", (expression,))}
 
 
 def _tokens(conn: sqlite3.Connection, text: str) -> set[str]:
@@ -168,10 +156,10 @@ def test_any_query_parses_to_an_fts5_expression_that_means_what_the_scan_means(
             assert any(t.startswith(last) for t in tokens), f"{last}* is not a prefix of any word of the query"
         else:
             assert last in tokens, "the query searches for a word that is not in it"
-    _load(fts_reference, ODD_ROWS)
-    whole = _fts_rows(fts_reference, query.fts())
+    load(fts_reference, ODD_ROWS)
+    whole = rowids(fts_reference, query.fts())
     assert whole == {i for i, (title, body) in enumerate(ODD_ROWS) if query.matches(fold(title), fold(body))}
-    titles = _fts_rows(fts_reference, query.fts("title"))
+    titles = rowids(fts_reference, query.fts("title"))
     assert titles == {i for i, (title, _) in enumerate(ODD_ROWS) if query.matches(fold(title))}
     assert ODD_DOCS.index(text) in titles, "a query does not find its own text"
     marked = snippet(query, text)
@@ -182,9 +170,9 @@ def test_any_query_parses_to_an_fts5_expression_that_means_what_the_scan_means(
 @pytest.mark.parametrize("text", [pytest.param(q, id=q) for q in SEARCHES])
 def test_a_query_matches_the_same_rows_with_and_without_the_index(text: str, fts_reference: sqlite3.Connection) -> None:
     """Scan-mode matching agrees with FTS5 (unicode61, remove_diacritics 2) on every row."""
-    _load(fts_reference, [("", doc) for doc in CORPUS])
+    load(fts_reference, [("", doc) for doc in CORPUS])
     query = parse(text)
-    by_fts = _fts_rows(fts_reference, query.fts())
+    by_fts = rowids(fts_reference, query.fts())
     by_scan = {i for i, doc in enumerate(CORPUS) if query.matches(fold(doc))}
     assert by_scan == by_fts, {
         "only fts": [CORPUS[i] for i in sorted(by_fts - by_scan)],
