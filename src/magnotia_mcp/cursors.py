@@ -14,6 +14,17 @@ from typing import Any
 from magnotia_mcp.errors import InvalidArguments
 
 _KEY = b"magnotia-mcp cursor v1"
+# What each list's key holds, position by position (store.transcripts' pages, store.tasks.TaskKey).
+# The tag proves nothing to someone who has read this file, so the key inside a cursor is also
+# checked for the shape this server issues: a forged key of any other shape is refused like a
+# foreign cursor, never handed to the store (where a list cannot be bound, an integer past 64 bits
+# overflows SQLite's, and a string where the task segment is compared with an integer raises).
+_SHAPES: dict[str, tuple[type, ...]] = {
+    "transcripts": (str, str),
+    "resources": (str, str),
+    "tasks": (int, int, str, str, str),
+}
+_INT64 = 2**63
 
 
 def _digest(body: bytes) -> str:
@@ -39,10 +50,24 @@ def decode(kind: str, cursor: str, arity: int) -> tuple[Any, ...]:
         data = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))) if ok else None
     except (ValueError, UnicodeError):
         data = None
-    if not isinstance(data, list) or len(data) != arity + 1 or data[0] != kind:
+    if not isinstance(data, list) or len(data) != arity + 1 or data[0] != kind or not _issued_shape(kind, data[1:]):
         raise InvalidArguments(
             "cursor",
             "is not a cursor this server issued for this list; pass next_cursor exactly as returned, "
             "or omit cursor to start from the first page",
         )
     return tuple(data[1:])
+
+
+def _issued_shape(kind: str, key: list[Any]) -> bool:
+    """Whether key has the types of a key this server issues for kind (strings and 64-bit integers)."""
+    shape = _SHAPES.get(kind)
+    if shape is None or len(shape) != len(key):  # a list not in the table: any strings and integers
+        shape = tuple(str if isinstance(value, str) else int for value in key)
+    for value, expected in zip(key, shape, strict=True):
+        if expected is int:
+            if not isinstance(value, int) or isinstance(value, bool) or not -_INT64 <= value < _INT64:
+                return False
+        elif not isinstance(value, expected):
+            return False
+    return True
