@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import random
 import sys
 from pathlib import Path
 
@@ -32,6 +34,26 @@ def test(session: nox.Session) -> None:
     """Unit and end-to-end tests against the installed package."""
     install_project(session, "test")
     session.run("pytest", "--strict-config", "--strict-markers", *(session.posargs or ("tests/",)))
+
+
+@nox.session(python=PYTHON)
+def props(session: nox.Session) -> None:
+    """The property tests (tests/properties) on the long budget: 40x the examples `nox -s test` runs, random seed.
+
+    `nox -s test` runs the same properties on a fixed, derandomized budget. This session
+    picks a seed (or takes `$MAGNOTIA_PROPS_SEED`), prints it, and shows how many examples
+    each property ran; rerun a failure with `nox -s props -- --hypothesis-seed SEED`.
+    """
+    install_project(session, "test")
+    session.env["MAGNOTIA_HYPOTHESIS_PROFILE"] = "long"
+    args = list(session.posargs)
+    if not any(a.startswith("--hypothesis-seed") for a in args):
+        seed = os.environ.get("MAGNOTIA_PROPS_SEED") or str(random.randrange(2**32))
+        session.log(f"hypothesis seed {seed}")
+        args += ["--hypothesis-seed", seed]
+    session.run(
+        "pytest", "--strict-config", "--strict-markers", "--hypothesis-show-statistics", *args, "tests/properties"
+    )
 
 
 @nox.session(python=PYTHON)

@@ -6,7 +6,7 @@ Two settings profiles, chosen with ``$MAGNOTIA_HYPOTHESIS_PROFILE``:
   examples per property, a few hundred in all), derandomized so every run tries
   the same examples, no example database, no deadline (no timing assertions
   on a shared 2-core machine);
-* ``long`` (``nox -s props``): 20x the examples, a random seed that the session
+* ``long`` (``nox -s props``): 40x the examples, a random seed that the session
   prints (rerun one with ``--hypothesis-seed N``), no per-test timeout.
 
 Each test module keeps its servers for the whole module (one process per store)
@@ -27,7 +27,7 @@ from tests.properties.corpus import Corpus, write_store
 from tests.support.server import Launcher, ServerProcess, check_clean_exit
 
 PROFILE_ENV = "MAGNOTIA_HYPOTHESIS_PROFILE"
-LONG_FACTOR = 20
+LONG_FACTOR = 40
 
 _COMMON = {
     "deadline": None,
