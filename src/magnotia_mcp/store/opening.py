@@ -8,12 +8,17 @@ error the caller can fix, and the next call looks again.
 How to open is decided per connection, because the app starts and stops
 while the server runs (see docs/sqlite-readonly.md):
 
-* ``mode=ro`` is the normal way and sees the app's new rows as it commits.
-* A WAL store on a read-only directory with no ``-wal``/``-shm`` beside it
-  (the app is closed; e.g. ``docker -v db:/data:ro``) cannot be opened that
-  way, so it is opened ``immutable=1``. Nothing can change such a file while
-  it stays like that; the moment a ``-wal`` appears or the file changes, the
-  connection is dropped and the next call reopens with ``mode=ro``.
+* A WAL store with no ``-wal`` beside it (the app is closed) is opened
+  ``immutable=1``: ``mode=ro`` would create ``-wal``/``-shm`` in a writable
+  folder and leave them there, and cannot open at all on a read-only one
+  (``docker -v db:/data:ro``). Nothing changes such a file while it stays like
+  that; the moment a ``-wal`` appears or the file changes, the pool drops the
+  connection and the next call reopens (``fingerprint``).
+* Otherwise ``mode=ro``: it sees the app's rows as it commits them.
+
+What a connection learnt at open (``StoreInfo``) holds until SQLite says the
+file changed: the pool re-reads the schema cookie and ``user_version`` when
+``PRAGMA data_version`` moves, and reopens when they differ (``cookies``).
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ REQUIRED_TABLES = ("transcripts", "segments", "tasks")
 _READ_ACTIONS = frozenset(
     {sqlite3.SQLITE_READ, sqlite3.SQLITE_SELECT, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
 )
-_READ_PRAGMAS = frozenset({"data_version", "user_version"})
+_READ_PRAGMAS = frozenset({"data_version", "schema_version", "user_version"})
 
 # Errors that mean "this way of opening cannot work here", not "the file is bad".
 _CANTOPEN = 14
@@ -44,15 +49,27 @@ _READONLY = 8
 Fingerprint = tuple[int, int, int, bool]
 
 
+# The schema cookie and user_version, read together: a change to either means the facts must be re-read.
+COOKIES = "SELECT schema_version, user_version FROM pragma_schema_version(), pragma_user_version()"
+
+
 @dataclass(frozen=True, slots=True)
 class StoreInfo:
-    """What a successful open found out about the store."""
+    """What a successful open found out about the store, all read in one snapshot."""
 
     user_version: int
     has_fts: bool
     immutable: bool
     has_segment_fts: bool
     identity: tuple[int, int]  # (st_dev, st_ino): a file renamed over the store is another file
+    schema_cookie: int = 0  # PRAGMA schema_version: moves with every change to the schema
+    data_version: int = 0  # this connection's PRAGMA data_version when the facts were read
+    # For an immutable open, the file as it was before opening: any change since is seen.
+    fingerprint: Fingerprint | None = None
+
+    def cookies(self) -> tuple[int, int]:
+        """What ``COOKIES`` read when these facts were found."""
+        return (self.schema_cookie, self.user_version)
 
 
 def _authorize(action: int, arg1: str | None, arg2: str | None, _db: str | None, trigger: str | None) -> int:
@@ -99,6 +116,17 @@ def fingerprint(path: Path) -> Fingerprint:
     return (st.st_ino, st.st_size, st.st_mtime_ns, os.path.exists(str(path) + "-wal"))
 
 
+def _closed_wal_store(path: Path) -> bool:
+    """A store in WAL mode with no -wal beside it: its app is closed and the file holds every commit."""
+    try:
+        with open(path, "rb") as f:
+            header = f.read(20)
+    except OSError:
+        return False  # the ordinary open says what is wrong
+    # Bytes 18-19 of the header are the write and read versions: 2 means WAL.
+    return header[18:20] == b"\x02\x02" and not os.path.exists(str(path) + "-wal")
+
+
 def open_readonly(path: Path, busy_timeout: float = 2.0) -> tuple[sqlite3.Connection, StoreInfo]:
     """Open and check the store, read-only, or raise StoreError saying what to do."""
     try:
@@ -115,22 +143,32 @@ def open_readonly(path: Path, busy_timeout: float = 2.0) -> tuple[sqlite3.Connec
     if stat.S_ISDIR(st.st_mode):
         raise StoreError(f"{path} is a directory; --db / MAGNOTIA_DB must name the magnotia.db file inside it")
     ident = (st.st_dev, st.st_ino)
-    try:
-        conn = _connect(path, immutable=False, busy_timeout=busy_timeout)
+    if not _closed_wal_store(path):
         try:
-            return conn, _check(conn, path, immutable=False, identity=ident)
-        except (StoreError, sqlite3.Error):
-            conn.close()
-            raise
-    except sqlite3.Error as exc:
-        if _error_code(exc) not in (_CANTOPEN, _READONLY):
-            raise store_error(exc, path) from exc
-    # A WAL store in a directory we cannot write: only an immutable open works.
+            return _open(path, ident, None, busy_timeout)
+        except sqlite3.Error as exc:
+            if _error_code(exc) not in (_CANTOPEN, _READONLY):
+                raise store_error(exc, path) from exc
+        # mode=ro cannot open here (a directory we cannot write): only an immutable open works.
     try:
-        conn = _connect(path, immutable=True, busy_timeout=busy_timeout)
-        return conn, _check(conn, path, immutable=True, identity=ident)
+        # Taken before opening, so that a change after this look is seen, not taken as the baseline.
+        return _open(path, ident, fingerprint(path), busy_timeout)
     except sqlite3.Error as exc:
         raise store_error(exc, path) from exc
+    except OSError as exc:  # the file went away between the looks
+        raise StoreError(f"could not read the store at {path}: {exc.strerror}") from None
+
+
+def _open(
+    path: Path, ident: tuple[int, int], immutable: Fingerprint | None, busy_timeout: float
+) -> tuple[sqlite3.Connection, StoreInfo]:
+    """Open (immutable when given the file's fingerprint) and check; the connection is closed on failure."""
+    conn = _connect(path, immutable=immutable is not None, busy_timeout=busy_timeout)
+    try:
+        return conn, _check(conn, path, identity=ident, fingerprint=immutable)
+    except (StoreError, sqlite3.Error):
+        conn.close()
+        raise
 
 
 def _connect(path: Path, *, immutable: bool, busy_timeout: float) -> sqlite3.Connection:
@@ -147,9 +185,20 @@ def _connect(path: Path, *, immutable: bool, busy_timeout: float) -> sqlite3.Con
     return conn
 
 
-def _check(conn: sqlite3.Connection, path: Path, *, immutable: bool, identity: tuple[int, int]) -> StoreInfo:
-    (version,) = conn.execute("PRAGMA user_version").fetchone()
-    names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+def _check(
+    conn: sqlite3.Connection, path: Path, *, identity: tuple[int, int], fingerprint: Fingerprint | None
+) -> StoreInfo:
+    # One read transaction: the facts, the cookies and data_version describe the same snapshot.
+    conn.execute("BEGIN")
+    try:
+        (data_version,) = conn.execute("PRAGMA data_version").fetchone()
+        cookie, version = conn.execute(COOKIES).fetchone()
+        names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.Error:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")  # never left open: an open read transaction would pin an old snapshot
     if version > SCHEMA_VERSION:
         raise StoreError(
             f"the store at {path} has schema version {version}, newer than this magnotia-mcp "
@@ -162,7 +211,16 @@ def _check(conn: sqlite3.Connection, path: Path, *, immutable: bool, identity: t
             "point --db / MAGNOTIA_DB at the magnotia.db the Magnotia app writes"
         )
     conn.set_authorizer(_authorize)
-    return StoreInfo(version, "transcripts_fts" in names, immutable, "segments_fts" in names, identity)
+    return StoreInfo(
+        user_version=version,
+        has_fts="transcripts_fts" in names,
+        immutable=fingerprint is not None,
+        has_segment_fts="segments_fts" in names,
+        identity=identity,
+        schema_cookie=cookie,
+        data_version=data_version,
+        fingerprint=fingerprint,
+    )
 
 
 def store_error(exc: sqlite3.Error, path: Path) -> StoreError:
@@ -186,7 +244,7 @@ def describe(path: Path, busy_timeout: float = 2.0) -> dict[str, Any]:
         return {
             "path": str(path),
             "schema_version": info.user_version,
-            "open_mode": "immutable (read-only directory, app not running)" if info.immutable else "read-only",
+            "open_mode": "immutable (the app is not running)" if info.immutable else "read-only",
             "full_text_index": info.has_fts,
             "transcripts": count("SELECT count(*) FROM transcripts WHERE deleted_at IS NULL"),
             "in_trash": count("SELECT count(*) FROM transcripts WHERE deleted_at IS NOT NULL"),

@@ -4,6 +4,15 @@ Connections open on first use and are re-checked each time they are lent:
 one that failed, was interrupted, or no longer reads the file at the store's
 path (replaced, removed, or changed under an immutable open) is closed, and
 the next call opens a fresh one. See ``opening`` for how a connection opens.
+
+What a connection learnt at open (``Reader.info``: the full-text tables, the
+schema version) is re-validated cheaply: each lend asks ``PRAGMA data_version``
+(one round trip to the connection's thread, nothing read from disk when
+nothing changed); only when it moved are the schema cookie and
+``user_version`` read, and if either differs the connection is replaced by a
+fresh open, which checks everything again (and raises the StoreError a newer
+schema gets at start). ``Reader.generation`` moves whenever the store may have
+changed: caches of anything the store holds are keyed on it.
 """
 
 from __future__ import annotations
@@ -18,7 +27,8 @@ from typing import Any
 import aiosqlite
 
 from magnotia_mcp import log
-from magnotia_mcp.store.opening import Fingerprint, StoreInfo, fingerprint, identity, open_readonly, store_error
+from magnotia_mcp.errors import StoreError
+from magnotia_mcp.store.opening import COOKIES, StoreInfo, fingerprint, identity, open_readonly, store_error
 
 Params = Sequence[Any] | dict[str, Any]
 # How long closing a connection may keep interrupting what its thread runs: 10 s.
@@ -48,16 +58,30 @@ def _bindable(params: Params) -> Params:
     return [_bindable_value(v) for v in params]
 
 
+class Generation:
+    """A counter shared by a store's readers: it moves whenever the store may have changed."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+    def bump(self) -> None:
+        self.value += 1
+
+
 class Reader:
     """One read connection, lent to one call at a time."""
 
-    __slots__ = ("_conn", "_fingerprint", "_functions", "info", "path", "retired")
+    __slots__ = ("_conn", "_data_version", "_functions", "_generation", "info", "path", "retired")
 
-    def __init__(self, conn: aiosqlite.Connection, info: StoreInfo, path: Path) -> None:
+    def __init__(
+        self, conn: aiosqlite.Connection, info: StoreInfo, path: Path, generation: Generation | None = None
+    ) -> None:
         self._conn = conn
         self._functions: set[str] = set()
-        # An immutable open cannot see writes: it is only good while the file stays as it was.
-        self._fingerprint: Fingerprint | None = fingerprint(path) if info.immutable else None
+        self._data_version = info.data_version
+        self._generation = generation or Generation()
         self.info = info
         self.path = path
         self.retired = False  # must not be lent again
@@ -66,18 +90,23 @@ class Reader:
     def has_fts(self) -> bool:
         return self.info.has_fts
 
+    @property
+    def generation(self) -> int:
+        """Moves whenever the store may have changed since: the key for caches of what it holds."""
+        return self._generation.value
+
     async def all(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
         """Run one query and return every row; cancelling the caller interrupts SQLite."""
         try:
             try:
-                return list(await self._conn.execute_fetchall(sql, _bindable(params)))
+                rows = await self._conn.execute_fetchall(sql, _bindable(params))
             except sqlite3.OperationalError as exc:
                 if "decode" not in str(exc) or self._conn.text_factory is _tolerant_text:
                     raise
                 # Text that is not UTF-8: from now on decode leniently on this connection
                 # (the C default is much faster, so it stays the first try).
                 self._conn.text_factory = _tolerant_text
-                return list(await self._conn.execute_fetchall(sql, _bindable(params)))
+                rows = await self._conn.execute_fetchall(sql, _bindable(params))
         except asyncio.CancelledError:
             await self._conn.interrupt()
             # The interrupted statement may still be unwinding in the worker thread;
@@ -86,7 +115,10 @@ class Reader:
             raise
         except sqlite3.Error as exc:
             self.retired = True
+            self._check_unchanged()  # a torn read can look like a corrupt file: say what happened
             raise store_error(exc, self.path) from exc
+        self._check_unchanged()
+        return list(rows)
 
     async def one(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
         rows = await self.all(sql, params)
@@ -98,16 +130,51 @@ class Reader:
             await self._conn.create_function(name, -1, function, deterministic=True)
             self._functions.add(name)
 
-    def usable(self) -> bool:
-        """Whether this connection may be lent again: not retired, and still reading the store's file."""
-        if self.retired:
-            return False
+    def _check_unchanged(self) -> None:
+        """After a statement on an immutable open: if the file changed meanwhile, its rows may be torn."""
+        if self.info.fingerprint is None or self._same_file():
+            return
+        self.retired = True
+        raise StoreError(
+            f"the store at {self.path} changed while it was being read (the Magnotia app started); try the call again"
+        )
+
+    def _same_file(self) -> bool:
+        """Still the file this connection opened, and (immutable) unchanged since."""
         try:
             if identity(self.path) != self.info.identity:
                 return False  # the file was replaced or removed
-            return self._fingerprint is None or fingerprint(self.path) == self._fingerprint
+            return self.info.fingerprint is None or fingerprint(self.path) == self.info.fingerprint
         except OSError:
             return False
+
+    def usable(self) -> bool:
+        """Whether this connection may be lent again: not retired, and still reading the store's file."""
+        return not self.retired and self._same_file()
+
+    async def current(self) -> bool:
+        """Whether this connection may be lent, with ``info`` still true of the store.
+
+        Nothing is read but ``PRAGMA data_version`` unless it moved (an immutable open
+        never sees a change: ``usable`` compares the file instead).
+        """
+        if not self.usable():
+            return False
+        if self.info.fingerprint is not None:
+            return True
+        try:
+            ((version,),) = await self._conn.execute_fetchall("PRAGMA data_version")
+            if version == self._data_version:
+                return True
+            (cookies,) = await self._conn.execute_fetchall(COOKIES)
+        except sqlite3.Error:
+            return False  # a fresh open says what is wrong
+        if tuple(cookies) != self.info.cookies():
+            return False  # the schema changed: a fresh open checks it all again
+        # Commits since the last lend (rows added, moved to the trash, a VACUUM): same schema.
+        self._data_version = version
+        self._generation.bump()
+        return True
 
     async def close(self) -> None:
         """Close the connection and end its worker thread.
@@ -141,6 +208,7 @@ class Store:
         self._open = 0
         self._freed = asyncio.Condition()
         self._closing: set[asyncio.Task[None]] = set()
+        self._generation = Generation()
 
     @asynccontextmanager
     async def reader(self) -> AsyncIterator[Reader]:
@@ -151,18 +219,19 @@ class Store:
             await self._release(reader)
 
     async def _acquire(self) -> Reader:
-        async with self._freed:
-            while True:
-                while self._idle:
-                    reader = self._idle.pop()
-                    if reader.usable():
-                        return reader
-                    self._open -= 1
-                    await reader.close()
-                if self._open < self._max:
-                    self._open += 1
-                    break
-                await self._freed.wait()
+        while True:
+            reader = await self._take()
+            if reader is None:  # a slot is reserved for a new connection
+                break
+            try:
+                if await reader.current():
+                    return reader
+            except BaseException:  # cancelled while checking: the connection is not the caller's
+                reader.retired = True
+                await self._release(reader)
+                raise
+            reader.retired = True
+            await self._release(reader)
         try:
             return await self._new_reader()
         except BaseException:
@@ -170,6 +239,17 @@ class Store:
                 self._open -= 1
                 self._freed.notify()
             raise
+
+    async def _take(self) -> Reader | None:
+        """An idle reader (still to be checked), or None once a slot for a new one is reserved."""
+        async with self._freed:
+            while True:
+                if self._idle:
+                    return self._idle.pop()
+                if self._open < self._max:
+                    self._open += 1
+                    return None
+                await self._freed.wait()
 
     async def _new_reader(self) -> Reader:
         opening = asyncio.ensure_future(self._open_reader())
@@ -188,7 +268,9 @@ class Store:
         loop = asyncio.get_running_loop()
         conn, info = await loop.run_in_executor(None, open_readonly, self.path, self._busy_timeout)
         conn.row_factory = sqlite3.Row
-        return Reader(await aiosqlite.Connection(lambda: conn, 64), info, self.path)
+        # Nothing tells what changed while no connection was open to see it: assume anything.
+        self._generation.bump()
+        return Reader(await aiosqlite.Connection(lambda: conn, 64), info, self.path, self._generation)
 
     @staticmethod
     async def _close_when_open(opening: asyncio.Future[Reader]) -> None:

@@ -120,7 +120,8 @@ async def rank_scan(
     db: Reader, query: Query, limit: int, filt: Filters, progress: Callable[[int], None] | None
 ) -> tuple[list[Candidate], int]:
     """What rank_fts answers, computed in one pass over every row."""
-    await db.ensure_function("magnotia_stats", partial(scan_stats, str(db.path)))
+    # A connection reads one file for its whole life: its identity goes into the cache key.
+    await db.ensure_function("magnotia_stats", partial(scan_stats, (str(db.path), db.info.identity)))
     sql = SCAN_STATS.replace("{filters}", where(filt))
     rows = 0
     tokens = 0
@@ -196,14 +197,18 @@ def phrase_freqs(query: Query, folded_columns: Iterable[str], weights: Iterable[
     return total
 
 
-# Token counts of the rows scanned before, by (store, transcript id): counting is most of a
-# relevance scan's work and a row's count changes only with its text (and so its updated_at).
-_LENGTHS: dict[tuple[str, str], tuple[str, int]] = {}
+# Token counts of the rows scanned before, by (store path, file identity, transcript id):
+# counting is most of a relevance scan's work and a row's count changes only with its text (and
+# so its updated_at). Not by rowid, which a VACUUM may renumber, nor by the pool's generation,
+# which moves with every commit of the app: a live store would then be recounted on every scan.
+# The identity keeps a store renamed over the path (other texts, maybe the same ids) apart.
+StoreKey = tuple[str, tuple[int, int]]
+_LENGTHS: dict[tuple[StoreKey, str], tuple[str, int]] = {}
 _LENGTHS_KEPT = 500_000  # about 50 MB at most; past it, rows are counted every time
 
 
 def scan_stats(
-    store: str, q: str, id: str, updated_at: str, title: str | None, raw: str | None, formatted: str | None
+    store: StoreKey, q: str, id: str, updated_at: str, title: str | None, raw: str | None, formatted: str | None
 ) -> str:
     """``magnotia_stats`` for SQLite: "length" or "length|f1,f2,..." (weighted hits per phrase).
 
