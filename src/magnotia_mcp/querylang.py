@@ -42,7 +42,12 @@ class _FoldTable(dict[int, str]):
 
     def __missing__(self, code: int) -> str:
         char = chr(code)
-        lower = char.lower()
+        # Case folding, as unicode61 does it, not lower-casing: "ς", "µ", "ſ", "ϐ" are "σ", "μ", "s", "β"
+        # (Python's casefold is the full folding: where it is longer, "ß" -> "ss", lower-case instead).
+        # Only below the table's end, so that fold's fast path (lower, then the table) agrees.
+        lower = char.casefold() if code < _LATIN_BLOCKS_END else char.lower()
+        if len(lower) != 1:
+            lower = char.lower()
         if len(lower) != 1:
             lower = char
         folded = lower

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
 from tests.properties.corpus import Corpus, write_store
 from tests.support.server import Launcher, ServerProcess, check_clean_exit
 

@@ -16,6 +16,7 @@ import threading
 from typing import Any, NamedTuple
 
 from hypothesis import event
+
 from tests.support.server import ServerProcess, is_notification
 
 PARSE_ERROR = -32700

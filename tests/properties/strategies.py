@@ -13,10 +13,10 @@ import json
 from typing import Any
 
 from hypothesis import strategies as st
-from tests.properties.exchange import on_the_wire
-from tests.support.protocol import MODERN, REVISIONS, TOOL_NAMES, URI_PREFIX, modern_meta
 
 from magnotia_mcp import cursors
+from tests.properties.exchange import on_the_wire
+from tests.support.protocol import MODERN, REVISIONS, TOOL_NAMES, URI_PREFIX, modern_meta
 
 METHODS = (
     "initialize",

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
+
 from tests.properties.conftest import Servers, Stores, budget
 from tests.properties.corpus import LIVE_IDS, TRASHED_IDS
 from tests.properties.exchange import Conversation

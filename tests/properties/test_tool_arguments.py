@@ -25,6 +25,9 @@ import jsonschema
 import pytest
 from hypothesis import event, example, given
 from hypothesis import strategies as st
+
+from magnotia_mcp import cursors
+from magnotia_mcp.tools.catalog import TOOLS
 from tests.properties.conftest import Servers, Stores, budget
 from tests.properties.corpus import LIVE_IDS, TRASHED_IDS, WORDS
 from tests.properties.strategies import (
@@ -39,9 +42,6 @@ from tests.properties.strategies import (
 )
 from tests.support.protocol import REVISIONS, at_least
 from tests.support.server import ServerProcess
-
-from magnotia_mcp import cursors
-from magnotia_mcp.tools.catalog import TOOLS
 
 TASK_IDS = ["b0000000-0000-4000-8000-000000000000"]
 TIME_WORDS = (
