@@ -5,7 +5,9 @@ No asyncio here: ``prelude`` writes with it before the event loop exists.
 
 from __future__ import annotations
 
+import itertools
 import os
+from collections import deque
 
 MAX_LINE_BYTES = 8 * 1024 * 1024
 
@@ -57,50 +59,55 @@ class LineWriter:
 
     On a blocking fd (the prelude's, before the event loop exists) ``send`` returns once
     the line is written. On a non-blocking fd (``stdio`` sets one up for a pipe or socket)
-    what the fd does not take at once waits in ``buffered`` bytes, after what was already
-    waiting, until ``flush`` writes it; the caller watches the fd and bounds the buffer by
-    not taking more work. Bytes are never dropped or reordered, only lost with the reader.
+    what the fd does not take at once waits, behind what already waited, until ``flush``
+    writes it: ``buffered`` bytes, held as the messages themselves (no copy). The caller
+    watches the fd and bounds the buffer by taking no more work. Bytes are never dropped
+    or reordered, only given up when the reader has gone.
     """
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.closed = False
-        self._pending = bytearray()  # written to nobody yet: always whole lines' tails, in order
-
-    @property
-    def buffered(self) -> int:
-        """Bytes accepted by ``send`` but not yet taken by the fd."""
-        return len(self._pending)
+        self._parts: deque[memoryview] = deque()  # what the fd has not taken yet, in order
+        self.buffered = 0  # bytes in _parts
 
     def send(self, data: bytes) -> None:
         """data and a newline, all of it (a pipe may take a large line in several writes)."""
         if self.closed:
             return
-        if self._pending:  # behind what already waits: never overtake it
-            self._pending += data
-            self._pending += b"\n"
-            return
-        view = memoryview(data + b"\n")
-        try:
-            while view:
-                written = os.write(self.fd, view)
-                view = view[written:]
-        except BlockingIOError:
-            self._pending += view
-        except OSError:  # EPIPE, ECONNRESET...: nobody reads any more
-            self._close()
+        waiting = bool(self._parts)
+        if data:  # an empty part would be a write of nothing
+            self._parts.append(memoryview(data))
+        self._parts.append(_NEWLINE)
+        self.buffered += len(data) + 1
+        if not waiting:  # else behind what already waits: the caller flushes when the fd can take it
+            self.flush()
 
     def flush(self) -> None:
-        """Write as much of what waits as the fd takes now."""
+        """Write as much of what waits as the fd takes now (all of it on a blocking fd)."""
+        parts = self._parts
         try:
-            while self._pending:
-                written = os.write(self.fd, self._pending)
-                del self._pending[:written]
+            while parts:
+                if _writev is not None:
+                    written = _writev(self.fd, list(itertools.islice(parts, _MAX_PARTS)))
+                else:
+                    written = os.write(self.fd, parts[0])
+                self.buffered -= written
+                while written:
+                    head = parts[0]
+                    if written < len(head):
+                        parts[0] = head[written:]
+                        break
+                    written -= len(head)
+                    parts.popleft()
         except BlockingIOError:
             pass
-        except OSError:
-            self._close()
+        except OSError:  # EPIPE, ECONNRESET...: nobody reads any more
+            self.closed = True
+            parts.clear()
+            self.buffered = 0
 
-    def _close(self) -> None:
-        self.closed = True
-        self._pending = bytearray()  # nobody will read it
+
+_NEWLINE = memoryview(b"\n")
+_MAX_PARTS = 64  # per writev call; POSIX promises at least 16 (IOV_MAX), Linux and macOS allow 1024
+_writev = getattr(os, "writev", None)  # not on Windows: one part per write there
