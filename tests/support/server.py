@@ -68,15 +68,19 @@ class Launcher:
             raise RuntimeError("--server frozen needs --server-bin PATH or MAGNOTIA_MCP_BIN")
         return binary
 
-    def argv(self, db: Path | None, extra: list[str] | None = None) -> list[str]:
-        """The command that serves db (None: let the server resolve its default)."""
+    def argv(self, db: Path | None, extra: list[str] | None = None, *, writable_dir: bool = False) -> list[str]:
+        """The command that serves db (None: let the server resolve its default).
+
+        writable_dir: the container mounts the store's directory read-write (not ``:ro``);
+        the server's user can write there only if the directory lets it (mode 0777).
+        """
         extra = list(extra or [])
         if self.kind == "container":
             engine = os.environ.get("MAGNOTIA_MCP_ENGINE", "podman")
             image = os.environ.get("MAGNOTIA_MCP_IMAGE", "magnotia-mcp:test")
             argv = [engine, "run", "-i", "--rm", "--network", "none", "--read-only"]
             if db is not None:
-                argv += ["-v", f"{db.parent}:/data:ro"]
+                argv += ["-v", f"{db.parent}:/data" + ("" if writable_dir else ":ro")]
                 if db.name != "magnotia.db":
                     argv += ["-e", f"MAGNOTIA_DB=/data/{db.name}"]
             return [*argv, image, *extra]

@@ -13,6 +13,13 @@ nothing changed); only when it moved are the schema cookie and
 fresh open, which checks everything again (and raises the StoreError a newer
 schema gets at start). ``Reader.generation`` moves whenever the store may have
 changed: caches of anything the store holds are keyed on it.
+
+A ``mode=ro`` connection that stays open stops the app from tidying up when it
+quits: SQLite's last connection to close checkpoints the WAL and deletes
+``-wal``/``-shm``, and a reader that is still open makes the app's connection
+not the last (and a read-only connection can do neither). So once no call has
+run for ``IDLE_CLOSE`` seconds, ``mode=ro`` connections are closed; immutable
+ones take no locks, hold nothing up and stay.
 """
 
 from __future__ import annotations
@@ -34,6 +41,9 @@ Params = Sequence[Any] | dict[str, Any]
 # How long closing a connection may keep interrupting what its thread runs: 10 s.
 _CLOSE_POLL = 0.02
 _CLOSE_TRIES = 500
+# Seconds without a call after which mode=ro connections are closed (see the module docstring):
+# calls of one exchange with a model come closer than this; reopening costs about a millisecond.
+IDLE_CLOSE = 2.0
 
 
 def _tolerant_text(raw: bytes) -> str:
@@ -200,10 +210,15 @@ class Reader:
 class Store:
     """Lends at most ``readers`` connections at a time; a call waits for a free one."""
 
-    def __init__(self, path: Path, *, readers: int = 2, busy_timeout: float = 2.0) -> None:
+    def __init__(
+        self, path: Path, *, readers: int = 2, busy_timeout: float = 2.0, idle_close: float = IDLE_CLOSE
+    ) -> None:
         self.path = path
         self._max = readers
         self._busy_timeout = busy_timeout
+        self._idle_close = idle_close
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._lent = 0
         self._idle: list[Reader] = []
         self._open = 0
         self._freed = asyncio.Condition()
@@ -212,11 +227,37 @@ class Store:
 
     @asynccontextmanager
     async def reader(self) -> AsyncIterator[Reader]:
-        reader = await self._acquire()
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+        self._lent += 1
         try:
-            yield reader
+            reader = await self._acquire()
+            try:
+                yield reader
+            finally:
+                await self._release(reader)
         finally:
-            await self._release(reader)
+            self._lent -= 1
+            if self._lent == 0:
+                self._idle_timer = asyncio.get_running_loop().call_later(self._idle_close, self._on_idle)
+
+    def _on_idle(self) -> None:
+        self._idle_timer = None
+        if any(reader.info.fingerprint is None for reader in self._idle):
+            self._in_background(self.close_idle())
+
+    async def close_idle(self) -> None:
+        """Close the idle ``mode=ro`` connections, so that the app may tidy up if it quits now."""
+        async with self._freed:
+            drop = [reader for reader in self._idle if reader.info.fingerprint is None]
+            self._idle = [reader for reader in self._idle if reader.info.fingerprint is not None]
+            self._open -= len(drop)
+            self._freed.notify(len(drop))
+        for reader in drop:
+            await reader.close()
+        if drop:  # "0 open": nothing of this server holds the store now (tests wait for it)
+            log.debug(f"closed {len(drop)} idle connection(s) to {self.path}; {self._open} open")
 
     async def _acquire(self) -> Reader:
         while True:
@@ -299,6 +340,9 @@ class Store:
         A worker thread that finishes after the event loop has closed would die
         with a traceback on stderr, so nothing may be left running.
         """
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
         idle, self._idle = self._idle, []
         for reader in idle:
             await reader.close()
