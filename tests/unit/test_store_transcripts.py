@@ -173,7 +173,7 @@ def test_the_list_reads_speakers_by_index_for_the_page_only(
         + transcripts.LIVE_ONLY
         + transcripts.NEWEST_FIRST
     )
-    params: dict[str, Any] = {"since": None, "until": None, "source": None, "limit": 21, **filters}
+    params: dict[str, Any] = {"since": None, "until": None, "source": None, "limit": 21, "long": 1 << 16, **filters}
     if after:
         params["after_created"], params["after_id"] = after
     plan = loop.run_until_complete(reader.all("EXPLAIN QUERY PLAN " + sql, params))

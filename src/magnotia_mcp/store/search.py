@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from magnotia_mcp.querylang import Query, fold, parse_cached, snippet
 from magnotia_mcp.speakers import speaker_key
+from magnotia_mcp.store import layouts
 from magnotia_mcp.store.plans import SCAN_BATCH, Filters, fts_in_order, query_text, scan_in_order, where
 from magnotia_mcp.store.ranking import (
     Bm25,
@@ -25,6 +26,7 @@ from magnotia_mcp.store.ranking import (
     rank_scan,
     token_count,
 )
+from magnotia_mcp.store.transcripts import SHORT
 from magnotia_mcp.text import preview
 
 if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio and sqlite3
@@ -35,11 +37,32 @@ if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio a
 Sort = Literal["relevance", "newest", "oldest"]
 MOMENTS = 3
 HIT_BATCH = 10
-HIT_TEXTS = "SELECT rowid AS rid, raw_text, formatted_text FROM transcripts WHERE rowid IN ({marks})"
+# A short hit's texts come whole; a long one's (NULL here) are not read at all: see _long_hit.
+HIT_TEXTS = (
+    f"SELECT rowid AS rid, CASE WHEN {SHORT} THEN raw_text END AS raw_text,"
+    f" CASE WHEN {SHORT} THEN formatted_text END AS formatted_text FROM transcripts WHERE rowid IN ({{marks}})"
+)
 HIT_SEGMENTS = (
     "SELECT transcript_id, seq, start_ms, end_ms, speaker, text FROM segments"
     " WHERE transcript_id IN ({marks}) ORDER BY transcript_id, seq"
 )
+# A long hit: which clauses it matches, by the index (one lookup per clause, by rowid) ...
+_CLAUSE_HIT = "(SELECT 1 FROM transcripts_fts WHERE transcripts_fts MATCH :c{k} AND rowid = :rid) IS NOT NULL"
+# ... and its matching segments, by the segment index within the range of its segment ids,
+# in spoken order; at most MATCHING of them (a common word in a 10-hour meeting).
+LONG_HIT_SEGMENTS = (
+    "SELECT s.seq, s.start_ms, s.end_ms, s.speaker, s.text FROM segments_fts AS g"
+    " JOIN segments AS s ON s.id = g.rowid"
+    " WHERE g.segments_fts MATCH :match AND g.rowid BETWEEN :lo AND :hi AND s.transcript_id = :id"
+    " ORDER BY s.seq LIMIT :most"
+)
+MATCHING = 1000
+# The head of a long hit's texts, for a snippet when no segment matches (a match in the title, say).
+LONG_HIT_HEADS = (
+    "SELECT substr(raw_text, 1, :n) AS raw_text, substr(formatted_text, 1, :n) AS formatted_text"
+    " FROM transcripts WHERE rowid = :rid"
+)
+HEAD_CHARS = 20_000
 _SPEAKER_SEGMENTS = (
     " s.transcript_id, s.seq, s.start_ms, s.end_ms, s.speaker, s.text, t.rowid AS rid, t.title, t.created_at, t.source"
 )
@@ -103,44 +126,87 @@ async def _shape(
     db: Reader, query: Query, ranked: list[Candidate], said: dict[str, list[sqlite3.Row]] | None
 ) -> list[dict[str, Any]]:
     hits = []
+    # With the full-text index a long hit is shaped from the index and its matching segments
+    # (_long_hit); in scan mode every text is read anyway, so every hit is read whole.
+    long_bytes = layouts.LONG_TEXT_BYTES if db.has_fts else None
     # Texts and segments are read a few hits at a time: the whole text of 50 long
     # meetings at once would set the server's peak memory.
     for start in range(0, len(ranked), HIT_BATCH):
         batch = ranked[start : start + HIT_BATCH]
-        marks = ",".join("?" * len(batch))
         if said is None:
-            texts = {r["rid"]: r for r in await db.all(HIT_TEXTS.format(marks=marks), [c.rid for c in batch])}
+            marks = {f"r{k}": c.rid for k, c in enumerate(batch)}
+            rows = await db.all(HIT_TEXTS.format(marks=",".join(":" + m for m in marks)), {**marks, "long": long_bytes})
+            texts = {r["rid"]: r for r in rows}
+            long = {rid for rid, r in texts.items() if r["raw_text"] is None}
+            whole = [c.id for c in batch if c.rid not in long]
             segs: dict[str, list[sqlite3.Row]] = {}
-            for s in await db.all(HIT_SEGMENTS.format(marks=marks), [c.id for c in batch]):
+            for s in await db.all(HIT_SEGMENTS.format(marks=",".join("?" * len(whole))), whole):
                 segs.setdefault(s["transcript_id"], []).append(s)
         for c in batch:
             columns: list[str | None]
-            if said is None:
+            if said is not None:
+                segments = said[c.id]
+                columns = ["\n".join(s["text"] for s in segments)]
+            elif c.rid in long:
+                hits.append(await _long_hit(db, query, c))
+                continue
+            else:
                 row = texts.get(c.rid)
                 columns = [c.title, row["raw_text"] if row else None, row["formatted_text"] if row else None]
                 segments = segs.get(c.id, [])
-            else:
-                segments = said[c.id]
-                columns = ["\n".join(s["text"] for s in segments)]
             hits.append(_hit(query, c, columns, segments))
     return hits
 
 
 def _hit(query: Query, c: Candidate, columns: list[str | None], segments: list[sqlite3.Row]) -> dict[str, Any]:
     matched = query.matched(*(fold(t) for t in columns if t))
+    return _shaped(query, c, matched, _snippet(query, columns), segments)
+
+
+def _shaped(
+    query: Query, c: Candidate, matched: list[bool], snippet_text: str, segments: list[sqlite3.Row]
+) -> dict[str, Any]:
     moments, first = _moments(query, segments)
     return {
         "transcript_id": c.id,
         "title": c.title,
         "created_at": c.created_at,
         "source": c.source,
-        "snippet": _snippet(query, columns),
+        "snippet": snippet_text,
         # Clauses matched, then BM25 squashed into [0, 1): higher is better, in hit order.
         "score": round(c.coverage + c.relevance / (1 + c.relevance), 6),
         "matched_terms": [label for label, hit in zip(query.labels, matched, strict=True) if hit],
         "moments": moments,
         "segment": first,
     }
+
+
+async def _long_hit(db: Reader, query: Query, c: Candidate) -> dict[str, Any]:
+    """A hit on a long transcript, shaped without reading its text: the cost follows its matches.
+
+    The clauses it matches come from the full-text index; the snippet and moments from
+    its matching segments (found with the segment index), the snippet from the first
+    of them in spoken order. Only when no segment matches (the words are in the title,
+    or only in the formatted text) is the head of its texts read for a snippet.
+    """
+    clauses = query.clause_fts()
+    flags = ", ".join(_CLAUSE_HIT.format(k=k) + f" AS m{k}" for k in range(len(clauses)))
+    row = await db.one(f"SELECT {flags}", {"rid": c.rid, **{f"c{k}": m for k, m in enumerate(clauses)}})
+    matched = [bool(row[f"m{k}"]) for k in range(len(clauses))] if row else [False] * len(clauses)
+    segments: list[sqlite3.Row] = []
+    if db.info.has_segment_fts:
+        ids = await layouts.segment_ids(db, c.id)
+        if ids is not None:
+            params = {"match": query.fts_at_least(1), "lo": ids[0], "hi": ids[1], "id": c.id, "most": MATCHING}
+            segments = await db.all(LONG_HIT_SEGMENTS, params)
+    else:  # an older store: its segments are read, the text still is not
+        segments = await db.all(HIT_SEGMENTS.format(marks="?"), [c.id])
+    found = next((snippet(query, s["text"]) for s in segments if query.first_match(fold(s["text"]))), None)
+    if found is None:
+        heads = await db.one(LONG_HIT_HEADS, {"rid": c.rid, "n": HEAD_CHARS})
+        columns = [c.title, heads["raw_text"] if heads else None, heads["formatted_text"] if heads else None]
+        found = _snippet(query, columns)
+    return _shaped(query, c, matched, found, segments)
 
 
 def _snippet(query: Query, columns: list[str | None]) -> str:

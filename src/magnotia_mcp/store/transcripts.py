@@ -9,12 +9,16 @@ plain range conditions it can use the schema's indexes for.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from magnotia_mcp.errors import NotFound
+from magnotia_mcp.errors import NotFound, ToolError
+from magnotia_mcp.store import layouts
+from magnotia_mcp.store.layouts import Placement
 from magnotia_mcp.text import preview, window_end
 
 if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio and sqlite3
+    import sqlite3
+
     from magnotia_mcp.store.pool import Reader
 
 # A transcript's speaker labels, each once, in order of first appearance: the
@@ -23,15 +27,22 @@ if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio a
 # under json_group_array). Correlated to transcripts.id, so it runs only for the
 # rows a statement returns: a list page's rows, not the rows its filters skip.
 # Measured on a 10k store against one query for the page's ids (json_each), and
-# against GROUP BY speaker ORDER BY min(seq): this was the cheapest of the three,
-# most of all on long meetings (about 5 ms for a 20,000-segment transcript).
-SPEAKERS_JSON = (
+# against GROUP BY speaker ORDER BY min(seq): this was the cheapest of the three.
+# It still walks every segment (about 5 ms for a 21,000-segment meeting), so a
+# long transcript's speakers come from ``layouts`` instead: SHORT guards it.
+_SPEAKERS = (
     "(SELECT json_group_array(DISTINCT speaker)"
     " FROM (SELECT speaker FROM segments WHERE transcript_id = transcripts.id AND speaker IS NOT NULL"
-    " ORDER BY seq)) AS speakers_json"
+    " ORDER BY seq))"
 )
+# Whether a row's raw text is short enough to read whole: its size in bytes is in
+# the record header, so this reads no text (see layouts.LONG_TEXT_BYTES).
+# :long NULL reads every text whole.
+SHORT = "(:long IS NULL OR length(CAST(raw_text AS BLOB)) <= :long)"
+SPEAKERS_JSON = f"CASE WHEN {SHORT} THEN {_SPEAKERS} END AS speakers_json"
 
 # 801 characters: one more than the preview reads, so it knows the text goes on.
+# A prefix costs what it holds, however long the text.
 LIST_TRANSCRIPTS = (
     "SELECT id, title, source, language, created_at, duration_ms,"
     " substr(coalesce(formatted_text, raw_text), 1, 801) AS head, " + SPEAKERS_JSON + " FROM transcripts WHERE 1"
@@ -49,18 +60,35 @@ _TASKS_JSON = (
     " FROM (SELECT id, title, status, due_at FROM tasks WHERE transcript_id = :id"
     " ORDER BY status = 'done', due_at IS NULL, due_at, created_at DESC, id DESC)) AS tasks_json"
 )
-_SEGMENTS_JSON = (
+_SEGMENTS = (
     "(SELECT json_group_array(json_array(seq, start_ms, end_ms, speaker, text))"
     " FROM (SELECT seq, start_ms, end_ms, speaker, text FROM segments WHERE transcript_id = :id"
-    " ORDER BY seq)) AS segments_json"
+    " ORDER BY seq))"
 )
-_TRANSCRIPT_COLUMNS = (
-    "SELECT id, title, source, language, model, created_at, updated_at, duration_ms, raw_text, formatted_text, "
+# A short transcript comes whole: its texts, and its segments or its speakers. A long one
+# comes without them (NULL), and is read by window.
+_TRANSCRIPT = (
+    "SELECT id, title, source, language, model, created_at, updated_at, duration_ms,"
+    f" CASE WHEN {SHORT} THEN raw_text END AS raw_text, CASE WHEN {SHORT} THEN formatted_text END AS formatted_text,"
+    f" {_TASKS_JSON}, "
 )
 _ONE_LIVE = " FROM transcripts WHERE id = :id AND deleted_at IS NULL"
 # Without segments the speakers are read in SQL; with them, from those (one walk of the segments, not two).
-GET_TRANSCRIPT = _TRANSCRIPT_COLUMNS + _TASKS_JSON + ", " + SPEAKERS_JSON + _ONE_LIVE
-GET_TRANSCRIPT_WITH_SEGMENTS = _TRANSCRIPT_COLUMNS + _TASKS_JSON + ", " + _SEGMENTS_JSON + _ONE_LIVE
+GET_TRANSCRIPT = _TRANSCRIPT + SPEAKERS_JSON + _ONE_LIVE
+GET_TRANSCRIPT_WITH_SEGMENTS = _TRANSCRIPT + f"CASE WHEN {SHORT} THEN {_SEGMENTS} END AS segments_json" + _ONE_LIVE
+# A window of a long transcript: characters [:start, :start + :n) of one text, and the
+# segments from seq :first to :last, found on the (transcript_id, seq) index.
+_WINDOW_SEGMENTS = (
+    "(SELECT json_group_array(json_array(seq, start_ms, end_ms, speaker, text))"
+    " FROM (SELECT seq, start_ms, end_ms, speaker, text FROM segments WHERE transcript_id = :id"
+    " AND seq BETWEEN :first AND :last ORDER BY seq)) AS segments_json"
+)
+WINDOW = {
+    column: f"SELECT substr({column}, :start + 1, :n) AS piece, {_WINDOW_SEGMENTS} FROM transcripts WHERE id = :id"
+    for column in ("raw_text", "formatted_text")
+}
+# Characters read past a window's end, so that it can end on a safe boundary.
+_SLACK = 64
 
 
 def _filters(since: str | None, until: str | None, source: str | None) -> str:
@@ -77,8 +105,6 @@ async def list_transcripts(
     source: str | None = None,
 ) -> tuple[list[dict[str, Any]], tuple[str, str] | None]:
     """A page of live transcripts, newest first, and the key to continue after (or None)."""
-    # The cheap filters come first: deleted_at sits after the texts in each row, so
-    # reading it walks their overflow pages; rows another filter rejects skip that.
     sql = (
         LIST_TRANSCRIPTS
         + _filters(since, until, source)
@@ -86,25 +112,45 @@ async def list_transcripts(
         + LIVE_ONLY
         + NEWEST_FIRST
     )
-    params: dict[str, Any] = {"since": since, "until": until, "source": source, "limit": limit + 1}
+    params: dict[str, Any] = {
+        "since": since,
+        "until": until,
+        "source": source,
+        "limit": limit + 1,
+        "long": layouts.LONG_TEXT_BYTES,
+    }
     if after:
         params["after_created"], params["after_id"] = after
     rows = await db.all(sql, params)
-    page = [
-        {
-            "id": r["id"],
-            "title": r["title"],
-            "source": r["source"],
-            "language": r["language"],
-            "created_at": r["created_at"],
-            "duration_ms": r["duration_ms"],
-            "preview": preview(r["head"] or ""),
-            "speakers": json.loads(r["speakers_json"]),
-        }
-        for r in rows[:limit]
-    ]
+    page = []
+    for r in rows[:limit]:
+        names = r["speakers_json"]
+        page.append(
+            {
+                "id": r["id"],
+                "title": r["title"],
+                "source": r["source"],
+                "language": r["language"],
+                "created_at": r["created_at"],
+                "duration_ms": r["duration_ms"],
+                "preview": preview(r["head"] or ""),
+                "speakers": json.loads(names) if names is not None else await layouts.speakers(db, r["id"]),
+            }
+        )
     more = len(rows) > limit
     return page, ((page[-1]["created_at"], page[-1]["id"]) if more else None)
+
+
+class Window(NamedTuple):
+    """Which part of a transcript to read: from a character offset, or between two times (milliseconds)."""
+
+    offset: int = 0
+    start_ms: int | None = None
+    end_ms: int | None = None
+
+    @property
+    def by_time(self) -> bool:
+        return self.start_ms is not None or self.end_ms is not None
 
 
 async def get_transcript(
@@ -112,20 +158,19 @@ async def get_transcript(
     *,
     transcript_id: str,
     fmt: str,
-    offset: int,
     max_chars: int,
     include_segments: bool,
+    offset: int = 0,
+    start_ms: int | None = None,
+    end_ms: int | None = None,
 ) -> dict[str, Any]:
-    """One live transcript with a window of its text, or NotFound."""
-    row = await db.one(GET_TRANSCRIPT_WITH_SEGMENTS if include_segments else GET_TRANSCRIPT, {"id": transcript_id})
+    """One live transcript with a window of its text (from offset, or between two times), or NotFound."""
+    window = Window(offset, start_ms, end_ms)
+    with_segments = include_segments or window.by_time
+    sql = GET_TRANSCRIPT_WITH_SEGMENTS if with_segments else GET_TRANSCRIPT
+    row = await db.one(sql, {"id": transcript_id, "long": layouts.LONG_TEXT_BYTES})
     if row is None:
         raise NotFound(f"Transcript {transcript_id} not found")
-    formatted = row["formatted_text"]
-    used = "formatted" if fmt == "formatted" and formatted is not None else "raw"
-    text: str = formatted if used == "formatted" else row["raw_text"]
-    total = len(text)
-    start = min(offset, total)
-    end = window_end(text, start, max_chars)
     result: dict[str, Any] = {
         "id": row["id"],
         "title": row["title"],
@@ -135,44 +180,124 @@ async def get_transcript(
         "created_at": row["created_at"],
         "updated_at": row["updated_at"],
         "duration_ms": row["duration_ms"],
-        "format": used,
-        "text": text[start:end],
-        "offset": start,
-        "total_chars": total,
-        "next_offset": end if end < total else None,
     }
-    if include_segments:
-        segments = json.loads(row["segments_json"])
-        result["speakers"] = list(dict.fromkeys(s[3] for s in segments if s[3] is not None))
-        result["segments"] = _segments_in_window(segments, row["raw_text"], used == "raw", total, start, end)
+    if row["raw_text"] is None:  # long: read by window
+        read = await _long(db, transcript_id, fmt, window, max_chars)
+        if read is None:  # a NUL in the text: SQLite cannot cut it, so read it whole
+            row = await db.one(sql, {"id": transcript_id, "long": 1 << 62})
+            if row is None:
+                raise NotFound(f"Transcript {transcript_id} not found")
+            read = _short(row, fmt, window, max_chars, with_segments)
     else:
-        result["speakers"] = json.loads(row["speakers_json"])
+        read = _short(row, fmt, window, max_chars, with_segments)
+    result.update(read.fields)
+    result["speakers"] = read.speakers
+    if include_segments:
+        result["segments"] = read.segments
     result["tasks"] = json.loads(row["tasks_json"])
     return result
 
 
-def _segments_in_window(
-    segments: list[list[Any]], raw_text: str, is_raw: bool, total: int, start: int, end: int
-) -> list[dict[str, Any]]:
-    """The segments whose text overlaps [start, end) of the text returned.
+class _Read(NamedTuple):
+    fields: dict[str, Any]  # format, text, offset, total_chars, next_offset
+    speakers: list[str]
+    segments: list[dict[str, Any]]
 
-    Segments are placed in the raw text by finding each one after the
-    previous; the formatted text has no such mapping, so positions there are
-    scaled from the raw text's length.
-    """
-    out: list[dict[str, Any]] = []
-    pos = 0
-    scale = 1.0 if is_raw else total / max(len(raw_text), 1)
-    for seq, start_ms, end_ms, speaker, text in segments:
-        found = raw_text.find(text, pos) if text else -1
-        seg_start = found if found != -1 else pos
-        seg_end = seg_start + len(text)
-        if found != -1:
-            pos = seg_end
-        a, b = seg_start * scale, seg_end * scale
-        if (b > start and a < end) or (a == b and start <= a < end):
-            out.append({"seq": seq, "start_ms": start_ms, "end_ms": end_ms, "speaker": speaker, "text": text})
-    return out
+
+def _short(row: sqlite3.Row, fmt: str, window: Window, max_chars: int, with_segments: bool) -> _Read:
+    """A window of a transcript read whole: cut in Python."""
+    formatted = row["formatted_text"]
+    used = "formatted" if fmt == "formatted" and formatted is not None else "raw"
+    raw: str = row["raw_text"]
+    text: str = formatted if used == "formatted" else raw
+    total = len(text)
+    segments: list[list[Any]] = json.loads(row["segments_json"]) if with_segments else []
+    placement = Placement(
+        [s[0] for s in segments],
+        [len(s[4]) for s in segments],
+        [s[1] for s in segments],
+        [s[2] for s in segments],
+        len(raw),
+    )
+    scale = total / max(len(raw), 1)
+    start, limit = _bounds(window, placement, scale, total, max_chars)
+    end = window_end(text, start, limit)
+    names = (
+        list(dict.fromkeys(s[3] for s in segments if s[3] is not None))
+        if with_segments
+        else json.loads(row["speakers_json"])
+    )
+    lo, hi = start / scale, end / scale
+    shown = [_segment(s) for k, s in enumerate(segments) if placement.overlaps(k, lo, hi)]
+    return _Read(_fields(used, text[start:end], start, end, total), names, shown)
+
+
+async def _long(db: Reader, transcript_id: str, fmt: str, window: Window, max_chars: int) -> _Read | None:
+    """A window of a long transcript, read by window: its cost follows the window, not the transcript."""
+    lay = await layouts.layout(db, transcript_id)
+    if lay is None:
+        raise NotFound(f"Transcript {transcript_id} not found")
+    used = "formatted" if fmt == "formatted" and lay.formatted_chars is not None else "raw"
+    total = lay.formatted_chars if used == "formatted" and lay.formatted_chars is not None else lay.raw_chars
+    if lay.formatted_nul if used == "formatted" else lay.raw_nul:
+        return None
+    placement = lay.placement
+    scale = total / max(lay.raw_chars, 1)
+    start, limit = _bounds(window, placement, scale, total, max_chars)
+    n = limit + _SLACK
+    while True:
+        i, j = placement.around(start / scale, (start + n) / scale)
+        params = {"id": transcript_id, "start": start, "n": n, "first": -1, "last": -1}
+        if j > i:
+            params["first"], params["last"] = placement.seqs[i], placement.seqs[j - 1]
+        row = await db.one(WINDOW["formatted_text" if used == "formatted" else "raw_text"], params)
+        if row is None:
+            raise NotFound(f"Transcript {transcript_id} not found")
+        piece: str = row["piece"] or ""
+        at_end = start + len(piece) >= total
+        cut = window_end(piece, 0, limit)
+        if cut < len(piece) or at_end:
+            break
+        n *= 4  # a cluster of marks longer than the slack: read further (only in pathological text)
+    end = start + cut
+    lo, hi = start / scale, end / scale
+    by_seq = {seq: k for k, seq in enumerate(placement.seqs[i:j], i)}
+    # A segment the layout does not know (written since it was read) cannot be placed: left out.
+    shown = [
+        _segment(s)
+        for s in json.loads(row["segments_json"])
+        if s[0] in by_seq and placement.overlaps(by_seq[s[0]], lo, hi)
+    ]
+    return _Read(_fields(used, piece[:cut], start, end, total), lay.speakers, shown)
+
+
+def _bounds(window: Window, placement: Placement, scale: float, total: int, max_chars: int) -> tuple[int, int]:
+    """Where the window starts, and at most how many characters it holds."""
+    if not window.by_time:
+        return min(window.offset, total), max_chars
+    if not len(placement):
+        raise ToolError("this transcript has no time-stamped segments; read it with offset instead")
+    span = placement.between(window.start_ms or 0, window.end_ms)
+    if span is None:  # nothing said in that time
+        return total, max_chars
+    start = min(int(span[0] * scale), total)
+    stop = min(-(-span[1] * scale // 1), total)  # ceil: the last segment's end is in the window
+    return start, max(0, min(max_chars, int(stop) - start))
+
+
+def _fields(used: str, text: str, start: int, end: int, total: int) -> dict[str, Any]:
+    return {
+        "format": used,
+        "text": text,
+        "offset": start,
+        "total_chars": total,
+        "next_offset": end if end < total else None,
+    }
+
+
+def _segment(s: list[Any]) -> dict[str, Any]:
+    seq, start_ms, end_ms, speaker, text = s
+    return {"seq": seq, "start_ms": start_ms, "end_ms": end_ms, "speaker": speaker, "text": text}
 
 
 # -- completion -----------------------------------------------------------------

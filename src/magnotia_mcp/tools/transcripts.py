@@ -6,6 +6,7 @@ from typing import Any
 
 from magnotia_mcp import cursors
 from magnotia_mcp.arguments import time_range
+from magnotia_mcp.errors import InvalidArguments
 from magnotia_mcp.tools import schema
 from magnotia_mcp.tools.base import Tool, ToolContext
 
@@ -65,12 +66,19 @@ LIST_TRANSCRIPTS = Tool(
 async def _get_transcript(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     from magnotia_mcp.store.transcripts import get_transcript  # on first use: initialize does not need it
 
+    start_ms, end_ms = args.get("start_ms"), args.get("end_ms")
+    if (start_ms is not None or end_ms is not None) and args["offset"]:
+        raise InvalidArguments("offset", "give offset or start_ms/end_ms, not both")
+    if start_ms is not None and end_ms is not None and end_ms <= start_ms:
+        raise InvalidArguments("end_ms", f"must be after start_ms ({start_ms}), not {end_ms}")
     async with ctx.store.reader() as db:
         return await get_transcript(
             db,
             transcript_id=args["id"],
             fmt=args["format"],
             offset=args["offset"],
+            start_ms=start_ms,
+            end_ms=end_ms,
             max_chars=args["max_chars"],
             include_segments=args["include_segments"],
         )
@@ -81,6 +89,7 @@ GET_TRANSCRIPT = Tool(
     "Read a transcript",
     "Read one transcript by id: its details, a window of its text, and the tasks extracted from it. "
     "Long text comes in windows: when next_offset is not null, call again with offset=next_offset. "
+    "To read what was said between two moments of a recording, give start_ms/end_ms instead of offset. "
     "Set include_segments for time-stamped, speaker-labelled pieces of the window.",
     schema.arguments(
         {
@@ -100,6 +109,18 @@ GET_TRANSCRIPT = Tool(
                 "minimum": 0,
                 "default": 0,
                 "description": "First character of the window (use next_offset from the previous call).",
+            },
+            "start_ms": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "Instead of offset: start the window where what was said at this time "
+                "(milliseconds into the recording, e.g. 7800000 for 2:10:00) begins.",
+            },
+            "end_ms": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "With start_ms (or alone, from the start): end the window with what was said "
+                "before this time; max_chars still applies.",
             },
             "max_chars": schema.limit(100000, 20000, "Window size in characters, 1-100000."),
             "include_segments": {

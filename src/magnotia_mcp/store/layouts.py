@@ -1,0 +1,214 @@
+"""Where a transcript's segments sit in its text, and what a long transcript costs to know once.
+
+Segments carry times, not character positions, so positions are derived: the
+segments are laid end to end in ``seq`` order, and the rest of the raw text's
+characters (the app joins segments with a space) are spread evenly between
+them. Where the raw text is the segments joined by one separator, as the app
+writes it, every position is exact; where it is not (an edited text), the
+positions stay in order and within the text. The formatted text has no such
+mapping: positions there are the raw positions scaled to its length.
+
+A window of a long transcript (a 10-hour meeting: 1.6M characters, 21,000
+segments) must cost what the window costs, but three facts follow the whole
+transcript: its lengths in characters, where each segment sits, and its
+speakers. For a transcript whose raw text is over ``LONG_TEXT_BYTES`` they are
+read once (about 15 ms for that meeting) and kept, in a small LRU, until the
+store changes: the cache is keyed on the reader's ``generation``. Shorter
+transcripts (nearly all) are read whole in one statement and never come here.
+"""
+
+from __future__ import annotations
+
+import json
+from bisect import bisect_left, bisect_right
+from collections import OrderedDict
+from collections.abc import Sequence
+from itertools import accumulate
+from operator import add
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio and sqlite3
+    from magnotia_mcp.store.pool import Reader
+
+# Raw text longer than this (in bytes, which SQLite knows without reading the text) is read by window.
+LONG_TEXT_BYTES = 65_536
+# Layouts kept: a few long meetings a model reads window by window. The largest
+# (21,000 segments) takes about 1 MiB.
+CACHED = 8
+
+
+class Placement:
+    """Character spans of a transcript's segments in its raw text, and lookups by position and by time."""
+
+    __slots__ = ("_first_end_ms", "_last_start_ms", "end_ms", "ends", "seqs", "start_ms", "starts")
+
+    def __init__(
+        self, seqs: Sequence[int], lengths: Sequence[int], start_ms: Sequence[int], end_ms: Sequence[int], chars: int
+    ) -> None:
+        self.seqs = list(seqs)
+        self.start_ms = list(start_ms)
+        self.end_ms = list(end_ms)
+        self.starts, self.ends = _spans(lengths, chars)
+        self._first_end_ms: list[int] | None = None
+        self._last_start_ms: list[int] | None = None
+
+    def __len__(self) -> int:
+        return len(self.seqs)
+
+    def around(self, start: float, end: float) -> tuple[int, int]:
+        """Indexes [i, j) of the segments that may overlap raw characters [start, end) (a superset)."""
+        i = max(0, bisect_right(self.ends, start) - 1)
+        j = min(len(self.seqs), bisect_left(self.starts, end) + 1)
+        return i, max(i, j)
+
+    def overlaps(self, k: int, start: float, end: float) -> bool:
+        """Whether segment k overlaps raw characters [start, end); an empty one, whether it sits inside."""
+        a, b = self.starts[k], self.ends[k]
+        return (b > start and a < end) or (a == b and start <= a < end)
+
+    def between(self, start_ms: int, end_ms: int | None) -> tuple[int, int] | None:
+        """Raw characters from the first segment that ends after start_ms to the last that starts before end_ms."""
+        if self._first_end_ms is None or self._last_start_ms is None:
+            # Running max of end times, running min (from the end) of start times: monotonic even
+            # where the app's times are not, so a bisection finds exactly "the first segment that
+            # ends after t" and "the last segment that starts before t".
+            self._first_end_ms = list(accumulate(self.end_ms, max))
+            self._last_start_ms = list(accumulate(reversed(self.start_ms), min))[::-1]
+        i = bisect_right(self._first_end_ms, start_ms)
+        j = len(self.seqs) if end_ms is None else bisect_left(self._last_start_ms, end_ms)
+        if i >= len(self.seqs) or j <= i:
+            return None
+        return self.starts[i], max(self.ends[j - 1], self.starts[i])
+
+
+def _spans(lengths: Sequence[int], chars: int) -> tuple[list[int], list[int]]:
+    """Start and end of each segment in a raw text of chars characters (see the module docstring)."""
+    n = len(lengths)
+    total = sum(lengths)
+    cum = list(accumulate(lengths, initial=0))
+    if total > chars:  # the text is shorter than its segments: shrink them to fit
+        scaled = [c * chars // total for c in cum]
+        return scaled[:-1], scaled[1:]
+    spare = chars - total
+    if n > 1 and spare == n - 1:  # joined with one character, as the app writes it
+        gaps: Sequence[int] = range(n)
+    else:
+        gaps = [k * spare // (n - 1) for k in range(n)] if n > 1 else [0] * n
+    starts = list(map(add, cum, gaps))
+    return starts, list(map(add, starts, lengths))
+
+
+class Layout(NamedTuple):
+    """What reading a window of a long transcript needs to know about the whole of it."""
+
+    raw_chars: int
+    formatted_chars: int | None  # None: not formatted yet
+    # SQLite's length() and substr() stop at a NUL character: such a text is read whole.
+    raw_nul: bool
+    formatted_nul: bool
+    placement: Placement
+    speakers: list[str]
+
+
+# One statement: the lengths, the segments' lengths and times in seq order, the speakers.
+LAYOUT = (
+    "SELECT length(raw_text) AS raw_chars, instr(raw_text, char(0)) > 0 AS raw_nul,"
+    " length(formatted_text) AS formatted_chars, coalesce(instr(formatted_text, char(0)) > 0, 0) AS formatted_nul,"
+    " s.seqs, s.lengths, s.starts, s.ends,"
+    " (SELECT json_group_array(DISTINCT speaker) FROM (SELECT speaker FROM segments"
+    " WHERE transcript_id = :id AND speaker IS NOT NULL ORDER BY seq)) AS speakers_json"
+    " FROM transcripts,"
+    " (SELECT json_group_array(seq) AS seqs, json_group_array(length(text)) AS lengths,"
+    " json_group_array(start_ms) AS starts, json_group_array(end_ms) AS ends"
+    " FROM (SELECT seq, text, start_ms, end_ms FROM segments WHERE transcript_id = :id ORDER BY seq)) AS s"
+    " WHERE id = :id"
+)
+# Only the speakers, for a list page.
+SPEAKERS = (
+    "SELECT json_group_array(DISTINCT speaker) AS speakers_json FROM (SELECT speaker FROM segments"
+    " WHERE transcript_id = :id AND speaker IS NOT NULL ORDER BY seq)"
+)
+
+
+class _Cache:
+    """Layouts and speaker lists of long transcripts, for the store generation they were read in."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._entries: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+
+    def get(self, key: tuple[Any, ...]) -> Any:
+        value = self._entries.get(key)
+        if value is not None:
+            self._entries.move_to_end(key)
+        return value
+
+    def put(self, key: tuple[Any, ...], value: Any) -> None:
+        self._entries[key] = value
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
+
+
+_CACHE = _Cache(CACHED * 4)  # layouts, and speaker lists (much smaller) of long list rows
+
+
+def _key(db: Reader, kind: str, transcript_id: str) -> tuple[Any, ...]:
+    return (kind, str(db.path), db.info.identity, db.generation, transcript_id)
+
+
+async def layout(db: Reader, transcript_id: str) -> Layout | None:
+    """The layout of a transcript, from the cache or read now; None if there is no such transcript."""
+    key = _key(db, "layout", transcript_id)
+    found: Layout | None = _CACHE.get(key)
+    if found is not None:
+        return found
+    row = await db.one(LAYOUT, {"id": transcript_id})
+    if row is None:
+        return None
+    # Four flat arrays: half the cost of one array of rows, to read and to parse.
+    lengths = [n or 0 for n in json.loads(row["lengths"])]  # NULL only for a NULL text, which the schema forbids
+    placement = Placement(
+        json.loads(row["seqs"]), lengths, json.loads(row["starts"]), json.loads(row["ends"]), row["raw_chars"]
+    )
+    found = Layout(
+        row["raw_chars"],
+        row["formatted_chars"],
+        bool(row["raw_nul"]),
+        bool(row["formatted_nul"]),
+        placement,
+        json.loads(row["speakers_json"]),
+    )
+    _CACHE.put(key, found)
+    return found
+
+
+# The range of a transcript's segment ids: a segment-index search stays within it.
+SEGMENT_IDS = "SELECT min(id) AS lo, max(id) AS hi FROM segments WHERE transcript_id = :id"
+
+
+async def segment_ids(db: Reader, transcript_id: str) -> tuple[int, int] | None:
+    """The lowest and highest id of a long transcript's segments (None: it has none), cached."""
+    key = _key(db, "segment ids", transcript_id)
+    found: tuple[int, int] | None = _CACHE.get(key)
+    if found is None:
+        row = await db.one(SEGMENT_IDS, {"id": transcript_id})
+        if row is None or row["lo"] is None:
+            return None
+        found = (row["lo"], row["hi"])
+        _CACHE.put(key, found)
+    return found
+
+
+async def speakers(db: Reader, transcript_id: str) -> list[str]:
+    """A long transcript's speakers, from the cache (a layout or a list) or read now."""
+    cached: Layout | None = _CACHE.get(_key(db, "layout", transcript_id))
+    if cached is not None:
+        return cached.speakers
+    key = _key(db, "speakers", transcript_id)
+    names: list[str] | None = _CACHE.get(key)
+    if names is None:
+        row = await db.one(SPEAKERS, {"id": transcript_id})
+        names = json.loads(row["speakers_json"]) if row else []
+        _CACHE.put(key, names)
+    return names
