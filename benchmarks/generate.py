@@ -9,7 +9,11 @@ words match nearly every transcript and rare ones only a handful.
 Shape (per the benchmark issue): ~40% meetings of ~60 diarized segments, ~50%
 one-segment dictations, the rest uploaded files; ~6,000 characters of raw text
 on average; formatted text for most transcripts; ~2 tasks per 3 transcripts;
-~2% of transcripts in the trash; ``created_at`` spread over ~3 years.
+~2% of transcripts in the trash; ``created_at`` spread over ~3 years. Beside
+them, one all-day workshop (10 hours, >= 20,000 segments, >= 1.2M characters:
+the long meeting the window and search costs are measured on) and a few short
+notes that share its marker word (``WORKSHOP_WORD``), so a search can be run
+with and without it among its hits.
 
 Everything is derived from the seed and the chunk number, so a store is the same
 byte for byte whatever the number of worker processes. Stores are cached under
@@ -52,7 +56,7 @@ __all__ = [
 
 # Bump whenever the content or shape of generated stores changes: it is part of
 # the cache key, so old stores are not reused by mistake.
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 DEFAULT_SEED = 20260509
 CHUNK = 500  # transcripts per unit of work (and per insert transaction)
 
@@ -430,6 +434,97 @@ def make_chunk(seed: int, n_total: int, chunk_no: int) -> Chunk:
     return out
 
 
+# The long meeting: what it takes to read a window or shape a search hit must not
+# follow its size. Created last, so it is on the first page of every list.
+WORKSHOP_SEGMENTS = 21_000
+WORKSHOP_MIN_CHARS = 1_250_000
+WORKSHOP_MS = 10 * 3_600_000
+# Said 30 times in the workshop and once in each of WORKSHOP_NOTES short notes.
+WORKSHOP_WORD = "quillion"
+WORKSHOP_NOTES = 5
+# A speaker who first speaks in the last hour: a speaker list must walk to the end.
+_LATE_SPEAKER = "Guest speaker"
+
+
+def make_workshop(seed: int) -> tuple[Chunk, dict[str, Any]]:
+    """The all-day workshop and the notes that share its marker word; and what the benchmark needs to know."""
+    voc = _vocab(seed)
+    rng = random.Random(f"workshop:{seed}")
+    out = Chunk()
+    tid = _uuid(rng)
+    created = END_EPOCH_MS - WORKSHOP_MS - 3_600_000
+    speakers = rng.sample(SPEAKERS_POOL, 6)
+    texts: list[str] = []
+    said = {int(WORKSHOP_SEGMENTS * k / 30) + 7 for k in range(30)}
+    chars = 0
+    seq = 0
+    while seq < WORKSHOP_SEGMENTS or chars < WORKSHOP_MIN_CHARS:
+        text = _raw(rng, _sentences(rng, voc, int(rng.expovariate(1 / 9)) + 3))
+        if seq in said:
+            text = f"{text} The {WORKSHOP_WORD} came up again."
+        late = seq >= WORKSHOP_SEGMENTS * 9 // 10
+        speaker = _LATE_SPEAKER if late and rng.random() < 0.1 else rng.choice(speakers)
+        texts.append(text)
+        # Evenly over ten hours: the times are what a start_ms/end_ms window seeks on.
+        start = seq * WORKSHOP_MS // WORKSHOP_SEGMENTS
+        out.segments.append((tid, seq, start, start + WORKSHOP_MS // WORKSHOP_SEGMENTS - 50, speaker, text))
+        chars += len(text) + 1
+        seq += 1
+    raw_text = " ".join(texts)
+    spoken = [s[4] for s in out.segments]
+    formatted = "\n\n".join(f"**{sp}:** {_unfill(t)}" for t, sp in zip(texts, spoken, strict=True))
+    ended = created + WORKSHOP_MS
+    out.transcripts.append(
+        (
+            tid,
+            "All-day workshop: planning the year",
+            "meeting",
+            "en",
+            MODELS[0],
+            WORKSHOP_MS,
+            raw_text,
+            formatted,
+            _ts(created),
+            _ts(ended + 60_000),
+            None,
+        )
+    )
+    out.raw_chars += len(raw_text)
+    for _ in range(12):
+        out.tasks.append(_task(rng, voc, tid, created))
+    for k in range(WORKSHOP_NOTES):
+        note = f"{_raw(rng, _sentences(rng, voc, 40))} Remember the {WORKSHOP_WORD} from the workshop."
+        at = created - (k + 1) * 86_400_000
+        out.transcripts.append(
+            (
+                _uuid(rng),
+                f"Note on the {WORKSHOP_WORD} {k + 1}",
+                "dictation",
+                "en",
+                MODELS[0],
+                30_000,
+                note,
+                None,
+                _ts(at),
+                _ts(at + 60_000),
+                None,
+            )
+        )
+        out.segments.append((out.transcripts[-1][0], 0, 0, 30_000, None, note))
+        out.raw_chars += len(note)
+    info = {
+        "id": tid,
+        "created_at": _ts(created),
+        "segments": len(out.segments) - WORKSHOP_NOTES,
+        "raw_chars": len(raw_text),
+        "formatted_chars": len(formatted),
+        "duration_ms": WORKSHOP_MS,
+        "word": WORKSHOP_WORD,
+        "notes": WORKSHOP_NOTES,
+    }
+    return out, info
+
+
 def _unfill(text: str) -> str:
     """The formatter's cleanup: drop fillers and re-capitalise."""
     for f in FILLERS:
@@ -585,23 +680,7 @@ def build_store(
         rare: list[str] = []
         phrases: list[str] = []
         for ch in _chunks(seed, size, workers):
-            con.execute("BEGIN")
-            con.executemany(
-                "INSERT INTO transcripts (id, title, source, language, model, duration_ms, raw_text,"
-                " formatted_text, created_at, updated_at, deleted_at)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                ch.transcripts,
-            )
-            con.executemany(
-                "INSERT INTO segments (transcript_id, seq, start_ms, end_ms, speaker, text) VALUES (?,?,?,?,?,?)",
-                ch.segments,
-            )
-            con.executemany(
-                "INSERT INTO tasks (id, transcript_id, title, notes, status, priority, due_at,"
-                " created_at, completed_at) VALUES (?,?,?,?,?,?,?,?,?)",
-                ch.tasks,
-            )
-            con.execute("COMMIT")
+            _insert(con, ch)
             counts["transcripts"] += len(ch.transcripts)
             counts["segments"] += len(ch.segments)
             counts["tasks"] += len(ch.tasks)
@@ -614,6 +693,12 @@ def build_store(
                     file=sys.stderr,
                     flush=True,
                 )
+        workshop, workshop_info = make_workshop(seed)
+        _insert(con, workshop)
+        counts["transcripts"] += len(workshop.transcripts)
+        counts["segments"] += len(workshop.segments)
+        counts["tasks"] += len(workshop.tasks)
+        counts["raw_chars"] += workshop.raw_chars
         t_load = time.perf_counter() - t_start
         if fts_mode != "triggers":
             con.execute("INSERT INTO transcripts_fts (transcripts_fts) VALUES ('rebuild')")
@@ -622,6 +707,7 @@ def build_store(
                 con.execute(t)
         t_fts = time.perf_counter() - t_start - t_load
         meta = _meta(con, size, seed, counts, rare, phrases)
+        meta["workshop"] = workshop_info
         con.execute("PRAGMA journal_mode=WAL")
         con.execute("PRAGMA user_version=1")
         con.execute("PRAGMA optimize")
@@ -639,6 +725,27 @@ def build_store(
     os.replace(tmp, path)
     Path(f"{path}.meta.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return meta
+
+
+def _insert(con: sqlite3.Connection, ch: Chunk) -> None:
+    """One chunk's rows in one transaction."""
+    con.execute("BEGIN")
+    con.executemany(
+        "INSERT INTO transcripts (id, title, source, language, model, duration_ms, raw_text,"
+        " formatted_text, created_at, updated_at, deleted_at)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        ch.transcripts,
+    )
+    con.executemany(
+        "INSERT INTO segments (transcript_id, seq, start_ms, end_ms, speaker, text) VALUES (?,?,?,?,?,?)",
+        ch.segments,
+    )
+    con.executemany(
+        "INSERT INTO tasks (id, transcript_id, title, notes, status, priority, due_at,"
+        " created_at, completed_at) VALUES (?,?,?,?,?,?,?,?,?)",
+        ch.tasks,
+    )
+    con.execute("COMMIT")
 
 
 def _meta(
