@@ -62,7 +62,7 @@ def scan_scenarios(workload: Sequence[Scenario], n: int) -> list[Scenario]:
     quota["newest"] = n - sum(quota.values())
     out: list[Scenario] = []
     for sc in workload:
-        if sc.tool == "search_transcripts" and quota[search_group(sc.kind)] > 0:
+        if sc.tool == "search_transcripts" and quota.get(search_group(sc.kind), 0) > 0:
             quota[search_group(sc.kind)] -= 1
             out.append(sc)
     return out

@@ -7,6 +7,11 @@ searches run with the default order (relevance); search also gets half as many
 question-style searches ("what did we decide about the budget design", 3 to 6
 content words from the store's common, mid and rare words) and a tenth as many
 `sort: newest` searches, so that the time-order plans stay measured.
+
+The store's all-day workshop (see generate.py) gets calls of its own: windows of
+its text at random offsets and times, with and without segments, and its marker
+word searched with the workshop among the hits and, the same search, without it
+(``until`` its start). They are drawn last too.
 """
 
 from __future__ import annotations
@@ -47,7 +52,9 @@ QUESTION_WORDS = (3, 6)  # content words per question, inclusive
 
 
 def search_group(kind: str) -> str:
-    """The group a search scenario's kind is reported in: keyword, question or newest."""
+    """The group a search scenario's kind is reported in: keyword, question, newest or workshop."""
+    if kind.startswith("workshop"):
+        return "workshop"
     if kind.startswith("question"):
         return "question"
     if kind.startswith("newest"):
@@ -254,8 +261,31 @@ def build_workload(facts: StoreFacts, meta: Json, calls: int, rng: random.Random
     fill("get_transcript", gt)
     fill("search_transcripts", st)
     fill("list_tasks", tk)
+
+    def workshop_read() -> Scenario:
+        w = meta["workshop"]
+        r = rng.random()
+        fmt = rng.choice(("formatted", "raw"))
+        if r < 0.4:
+            a: Json = {"id": w["id"], "format": fmt, "offset": rng.randrange(w["formatted_chars"])}
+            return Scenario("get_transcript", "workshop-window", a)
+        if r < 0.8:
+            a = {"id": w["id"], "format": fmt, "offset": rng.randrange(w["raw_chars"]), "include_segments": True}
+            return Scenario("get_transcript", "workshop-segments", a)
+        start = rng.randrange(w["duration_ms"] - 600_000)  # ten minutes of it
+        a = {"id": w["id"], "start_ms": start, "end_ms": start + 600_000, "include_segments": True}
+        return Scenario("get_transcript", "workshop-time", a)
+
     # Drawn last, so that the calls above are the ones earlier benchmarks made.
     out += [question() for _ in range(max(2, calls // 2))]
     out += [newest() for _ in range(max(2, calls // 10))]
+    if "workshop" in meta:
+        w = meta["workshop"]
+        out += [workshop_read() for _ in range(max(3, calls // 3))]
+        for _ in range(max(2, calls // 10)):
+            out.append(Scenario("search_transcripts", "workshop-hit", {"query": w["word"]}))
+            out.append(
+                Scenario("search_transcripts", "workshop-excluded", {"query": w["word"], "until": w["created_at"]})
+            )
     rng.shuffle(out)
     return out
