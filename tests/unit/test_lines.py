@@ -77,3 +77,50 @@ def test_line_writer_stops_quietly_once_nobody_reads() -> None:
         assert writer.closed is True
     finally:
         os.close(write_fd)
+
+
+def test_line_writer_on_a_non_blocking_fd_keeps_what_the_pipe_does_not_take_in_order_until_flushed() -> None:
+    """A full pipe never blocks send: the rest waits (counted in buffered), later lines queue behind it, flush
+    writes as the pipe empties, and the reader gets every byte once, in order."""
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    os.set_blocking(read_fd, False)
+    try:
+        writer = LineWriter(write_fd)
+        big = bytes(range(256)).replace(b"\n", b" ") * 4096  # 1 MiB: far more than a pipe holds
+        writer.send(big)
+        assert 0 < writer.buffered < len(big) + 1
+        writer.send(b"{}")
+        writer.send(b"")
+        assert writer.buffered > len(b"{}\n\n")
+        received = bytearray()
+        flushes = 0
+        while writer.buffered:
+            received += os.read(read_fd, 1 << 16)
+            writer.flush()
+            flushes += 1
+        received += os.read(read_fd, 1 << 20)
+        assert flushes > 1
+        assert bytes(received) == big + b"\n{}\n\n"
+        assert writer.closed is False
+    finally:
+        os.close(write_fd)
+        os.close(read_fd)
+
+
+def test_line_writer_with_bytes_waiting_gives_them_up_when_the_reader_goes() -> None:
+    """The reader leaves while a line waits: the next flush marks the writer closed and drops what nobody will read."""
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    try:
+        writer = LineWriter(write_fd)
+        writer.send(b"x" * (1 << 20))
+        assert writer.buffered > 0
+        os.close(read_fd)
+        writer.flush()
+        assert writer.closed is True
+        assert writer.buffered == 0
+        writer.send(b"{}")
+        assert writer.buffered == 0
+    finally:
+        os.close(write_fd)

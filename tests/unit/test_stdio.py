@@ -1,0 +1,203 @@
+"""magnotia_mcp.stdio: the bounds on work in flight, in process, over real pipes, with a method table of our own.
+
+``serve`` runs on the test's loop; the client's ends of the pipes are non-blocking
+and read or written from the same loop. Handlers here never touch a store or a
+thread, so "the server has done all it will" is the loop turning with nothing
+changing (``settle``), never a wait for time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import json
+import os
+import tempfile
+import termios
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from magnotia_mcp.jsonrpc import JSON
+from magnotia_mcp.server import Method, Request, Server
+from magnotia_mcp.stdio import MAX_PENDING, OUTPUT_HIGH, serve
+from tests.unit.wire import frame, never_opened, notification, request
+
+ANSWER_CHARS = 100_000
+
+
+def line(message: object) -> bytes:
+    return frame(message) + b"\n"
+
+
+def _always(_revision: str) -> bool:
+    return True
+
+
+class Table:
+    """hold: waits for release; big: answers ANSWER_CHARS characters at once; ping: inline."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.started = 0  # handlers of hold and big entered
+
+    async def hold(self, _server: Server, request: Request) -> JSON:
+        self.started += 1
+        await self.release.wait()
+        return {"held": request.id}
+
+    async def big(self, _server: Server, _request: Request) -> JSON:
+        self.started += 1
+        return {"blob": "x" * ANSWER_CHARS}
+
+    def server(self) -> Server:
+        methods = {
+            "hold": Method(self.hold, _always),
+            "big": Method(self.big, _always),
+            "ping": Method(lambda _s, _r: {}, _always, inline=True),
+        }
+        return Server(methods, never_opened)
+
+
+class Client:
+    """The other ends of the server's stdin and stdout."""
+
+    def __init__(self, stdin_fd: int, stdout_r: int) -> None:
+        self.stdin_fd, self.stdout_r = stdin_fd, stdout_r
+        os.set_blocking(stdout_r, False)
+        self._partial = b""
+
+    async def read(self) -> dict[str, Any]:
+        """The next message on stdout."""
+        while b"\n" not in self._partial:
+            ready = asyncio.get_running_loop().create_future()
+            asyncio.get_running_loop().add_reader(self.stdout_r, ready.set_result, None)
+            try:
+                await ready
+            finally:
+                asyncio.get_running_loop().remove_reader(self.stdout_r)
+            self._partial += os.read(self.stdout_r, 1 << 20)
+        line, _, self._partial = self._partial.partition(b"\n")
+        message: dict[str, Any] = json.loads(line)
+        return message
+
+    def unread(self) -> int:
+        """Bytes the server has written to stdout that nobody has read."""
+        size = bytearray(4)
+        fcntl.ioctl(self.stdout_r, termios.FIONREAD, size)
+        return int.from_bytes(size, "little")
+
+
+async def settle(*watch: Callable[[], object]) -> None:
+    """Turn the loop until it has turned 50 times with none of the watched values changing."""
+    quiet, last = 0, [w() for w in watch]
+    while quiet < 50:
+        await asyncio.sleep(0)
+        now = [w() for w in watch]
+        quiet, last = (quiet + 1, last) if now == last else (0, now)
+
+
+def run(test: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    asyncio.run(test())
+
+
+def pipes() -> tuple[int, int, int, int]:
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    return in_r, in_w, out_r, out_w
+
+
+def test_at_the_limit_only_messages_answered_without_a_task_go_through_in_order() -> None:
+    """With MAX_PENDING calls held, a ping and a cancellation at the head are handled, and the next call waits for
+    the slot the cancellation frees; a ping behind that call is answered only once it is in."""
+
+    async def scenario() -> None:
+        table = Table()
+        server = table.server()
+        in_r, in_w, out_r, out_w = pipes()
+        serving = asyncio.ensure_future(serve(server, in_r, out_w))
+        client = Client(in_w, out_r)
+        held = b"".join(line(request("hold", id=i)) for i in range(MAX_PENDING))
+        os.write(
+            in_w,
+            held
+            + line(request("ping", id="first"))
+            + line(notification("notifications/cancelled", {"requestId": 0}))
+            + line(request("hold", id="late"))
+            + line(request("ping", id="after-late")),
+        )
+        assert await client.read() == {"jsonrpc": "2.0", "id": "first", "result": {}}
+        assert await client.read() == {"jsonrpc": "2.0", "id": "after-late", "result": {}}
+        assert server.pending == MAX_PENDING  # 1..MAX_PENDING-1 and "late": 0 was cancelled
+        table.release.set()
+        ids = {(await client.read())["id"] for _ in range(MAX_PENDING)}
+        assert ids == {*range(1, MAX_PENDING), "late"}  # never 0: a cancelled call is not answered
+        os.close(in_w)
+        assert await serving == 0
+        assert client.unread() == 0  # nothing more
+        assert os.get_blocking(out_w)  # the protocol fd is given back blocking, as the prelude found it
+        for fd in (in_r, out_r, out_w):
+            os.close(fd)
+
+    run(scenario)
+
+
+def test_a_client_that_does_not_read_stops_new_work_and_gets_every_answer_whole_once_it_reads() -> None:
+    """Answers of 100,000 characters, nobody reading: calls start only while under OUTPUT_HIGH bytes wait (plus
+    what the pipe holds and the calls already in flight), and the loop is not blocked (the test's own reads run on
+    it); reading brings every answer, whole."""
+
+    async def scenario() -> None:
+        table = Table()
+        server = table.server()
+        in_r, in_w, out_r, out_w = pipes()
+        serving = asyncio.ensure_future(serve(server, in_r, out_w))
+        client = Client(in_w, out_r)
+        calls = 200
+        os.write(in_w, b"".join(line(request("big", id=i)) for i in range(calls)))
+        await settle(lambda: table.started, client.unread)
+        pipe = fcntl.fcntl(out_r, fcntl.F_GETPIPE_SZ)
+        answer = ANSWER_CHARS + 100
+        assert client.unread() == pipe  # the client's pipe is full ...
+        assert table.started <= (pipe + OUTPUT_HIGH) // answer + 1 + MAX_PENDING  # ... and new work stopped
+        assert table.started < calls
+        ids = set()
+        for _ in range(calls):
+            message = await client.read()
+            assert message["result"] == {"blob": "x" * ANSWER_CHARS}
+            ids.add(message["id"])
+        assert ids == set(range(calls))
+        os.close(in_w)
+        assert await serving == 0
+        for fd in (in_r, out_r, out_w):
+            os.close(fd)
+
+    run(scenario)
+
+
+def test_stdin_that_is_a_file_is_read_one_chunk_at_a_time_while_every_slot_is_taken() -> None:
+    """A regular file is read by a thread: with MAX_PENDING calls held it reads no further than its first chunk."""
+
+    async def scenario() -> None:
+        table = Table()
+        server = table.server()
+        with tempfile.TemporaryFile() as stdin:
+            lines = b"".join(line(request("hold", id=i)) for i in range(5_000))
+            stdin.write(lines)
+            stdin.seek(0)
+            out_r, out_w = os.pipe()
+            serving = asyncio.ensure_future(serve(server, stdin.fileno(), out_w))
+            client = Client(-1, out_r)
+            while table.started < MAX_PENDING:
+                await asyncio.sleep(0)
+            await settle(lambda: table.started, lambda: os.lseek(stdin.fileno(), 0, os.SEEK_CUR))
+            assert os.lseek(stdin.fileno(), 0, os.SEEK_CUR) == 1 << 16  # one chunk, not the whole 300 KB file
+            assert table.started == MAX_PENDING
+            table.release.set()
+            ids = {(await client.read())["id"] for _ in range(5_000)}
+            assert ids == set(range(5_000))
+            assert await serving == 0  # the file's end is stdin's end
+            assert os.lseek(stdin.fileno(), 0, os.SEEK_CUR) == len(lines)
+            os.close(out_r)
+            os.close(out_w)
+
+    run(scenario)
