@@ -30,7 +30,8 @@ INSTRUCTIONS = (
     "Find transcripts with search_transcripts (keywords or a plain question; most relevant first, each hit "
     "with the moments it was said) or list_transcripts (newest first, filter by since/until/source); "
     "read one with get_transcript. Long text comes in "
-    "windows: while next_offset is not null, call get_transcript again with offset=next_offset. "
+    "windows: while next_offset is not null, call get_transcript again with offset=next_offset; "
+    "start_ms/end_ms read what was said between two times of a recording. "
     "Lists return next_cursor: pass it back as cursor for the next page. list_tasks shows action items, "
     "open first and soonest due first. Times are UTC (RFC 3339)."
 )

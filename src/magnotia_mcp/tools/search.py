@@ -57,7 +57,7 @@ SEARCH_TRANSCRIPTS = Tool(
     "every word: those matching more of them rank first, then by BM25 relevance (title words count more). "
     '"a quoted phrase" must appear as written; word* matches a prefix; a OR b accepts either. Each hit has '
     "a snippet (matches in **bold**), the terms it matched, and up to 3 moments (the best-matching "
-    "segments, with time and speaker) to cite or to read around with get_transcript. "
+    "segments, with time and speaker) to cite, or to read around with get_transcript(start_ms=...). "
     "sort=newest/oldest lists every transcript that has all the terms in time order instead. "
     "speaker restricts the search to what one speaker said.",
     schema.arguments(
