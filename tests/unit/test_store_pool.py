@@ -175,3 +175,27 @@ def test_idle_mode_ro_connections_close_and_immutable_ones_stay(run: Any, tmp_pa
         run(closed.close())
     app.close()
     assert files(tmp_path / "live") == ["magnotia.db"]  # the app's connection was the last
+
+
+def test_a_reopen_after_an_idle_close_keeps_the_generation_unless_the_app_wrote_meanwhile(
+    run: Any, tmp_path: Path
+) -> None:
+    """Caches outlive a pause: the files' stamp (-wal, WAL index header, main file) tells whether anything changed."""
+    db = wal_store(tmp_path)
+    app = Player(db)
+    store = Store(db)
+    try:
+        first = run(lend(store))
+        generation = first.generation
+        run(store.close_idle())
+        second = run(lend(store))
+        assert second is not first
+        assert second.generation == generation  # nothing was written while no connection was open
+        run(store.close_idle())
+        app.insert("Second", "more budget", ts(2))
+        third = run(lend(store))
+        assert third is not second
+        assert third.generation > generation
+    finally:
+        run(store.close())
+        app.close()

@@ -116,6 +116,32 @@ def fingerprint(path: Path) -> Fingerprint:
     return (st.st_ino, st.st_size, st.st_mtime_ns, os.path.exists(str(path) + "-wal"))
 
 
+# The start of the WAL index (-shm): its header holds a counter the app's every commit moves.
+_WAL_INDEX_HEADER = 48
+
+
+def stamp(path: Path) -> tuple[object, ...]:
+    """What the store's files look like now: equal stamps mean no commit happened in between.
+
+    A commit writes the -wal and moves the WAL index header in the -shm; a checkpoint
+    or the app closing changes the main file or removes them; a rename changes the
+    inode. Reading the header is a plain read of a file SQLite maps: it changes nothing.
+    """
+    parts: list[object] = []
+    for name in (str(path), str(path) + "-wal"):
+        try:
+            st = os.stat(name)
+            parts.append((st.st_ino, st.st_size, st.st_mtime_ns))
+        except OSError:
+            parts.append(None)
+    try:
+        with open(str(path) + "-shm", "rb") as f:
+            parts.append(f.read(_WAL_INDEX_HEADER))
+    except OSError:
+        parts.append(None)
+    return tuple(parts)
+
+
 def _closed_wal_store(path: Path) -> bool:
     """A store in WAL mode with no -wal beside it: its app is closed and the file holds every commit."""
     try:

@@ -35,7 +35,7 @@ import aiosqlite
 
 from magnotia_mcp import log
 from magnotia_mcp.errors import StoreError
-from magnotia_mcp.store.opening import COOKIES, StoreInfo, fingerprint, identity, open_readonly, store_error
+from magnotia_mcp.store.opening import COOKIES, StoreInfo, fingerprint, identity, open_readonly, stamp, store_error
 
 Params = Sequence[Any] | dict[str, Any]
 # How long closing a connection may keep interrupting what its thread runs: 10 s.
@@ -71,13 +71,27 @@ def _bindable(params: Params) -> Params:
 class Generation:
     """A counter shared by a store's readers: it moves whenever the store may have changed."""
 
-    __slots__ = ("value",)
+    __slots__ = ("stamp", "value")
 
     def __init__(self) -> None:
         self.value = 0
+        # The store's files when the value last moved (``opening.stamp``); None: unknown.
+        self.stamp: tuple[object, ...] | None = None
 
     def bump(self) -> None:
         self.value += 1
+        self.stamp = None
+
+    def opened(self, before: tuple[object, ...], after: tuple[object, ...]) -> None:
+        """A connection opened: a new value unless the files look as they did when it last moved.
+
+        before and after are the files' stamps around the open (a commit in between moves
+        the value too). Connections close when idle (see the module docstring); without
+        this, every call after a pause would start a new generation and empty the caches.
+        """
+        if before != self.stamp or after != before:
+            self.value += 1
+            self.stamp = after
 
 
 class Reader:
@@ -307,10 +321,11 @@ class Store:
         # thread to end when opening fails, and that thread would then report back to an
         # event loop that may be gone. Handed an open connection, its thread cannot fail.
         loop = asyncio.get_running_loop()
+        before = stamp(self.path)
         conn, info = await loop.run_in_executor(None, open_readonly, self.path, self._busy_timeout)
         conn.row_factory = sqlite3.Row
-        # Nothing tells what changed while no connection was open to see it: assume anything.
-        self._generation.bump()
+        # No connection may have been open to see what changed: compare the files.
+        self._generation.opened(before, stamp(self.path))
         return Reader(await aiosqlite.Connection(lambda: conn, 64), info, self.path, self._generation)
 
     @staticmethod
