@@ -75,12 +75,23 @@ class LineWriter:
         """data and a newline, all of it (a pipe may take a large line in several writes)."""
         if self.closed:
             return
-        waiting = bool(self._parts)
-        if data:  # an empty part would be a write of nothing
-            self._parts.append(memoryview(data))
-        self._parts.append(_NEWLINE)
-        self.buffered += len(data) + 1
-        if not waiting:  # else behind what already waits: the caller flushes when the fd can take it
+        if self._parts:  # behind what already waits: the caller flushes when the fd can take more
+            if data:  # an empty part would be a write of nothing
+                self._parts.append(memoryview(data))
+            self._parts.append(_NEWLINE)
+            self.buffered += len(data) + 1
+            return
+        line = data + b"\n"
+        try:
+            written = os.write(self.fd, line)
+        except BlockingIOError:
+            written = 0
+        except OSError:  # EPIPE, ECONNRESET...: nobody reads any more
+            self.closed = True
+            return
+        if written < len(line):  # the pipe is full: keep the rest, then write on (a blocking fd) or return
+            self._parts.append(memoryview(line)[written:])
+            self.buffered = len(line) - written
             self.flush()
 
     def flush(self) -> None:
