@@ -71,6 +71,7 @@ async def serve(server: Server, stdin_fd: int, stdout_fd: int, leftover: bytes =
             if not await _unless_stopped(stop, step()):
                 break
     finally:
+        intake.close()  # nothing new starts while the calls in flight are cancelled
         await server.close()
         out.close()
     return 0
@@ -216,6 +217,13 @@ class _Intake:
 
     def _settled(self, _task: asyncio.Future[Any]) -> None:
         self.admit()
+
+    def close(self) -> None:
+        """Hand over nothing more and read no more."""
+        self.eof = True
+        self.queue.clear()
+        if self.valve is not None:
+            self.valve.set_reading(False)
 
 
 def _watchable(fd: int) -> bool:

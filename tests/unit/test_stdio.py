@@ -12,6 +12,7 @@ import asyncio
 import fcntl
 import json
 import os
+import signal
 import tempfile
 import termios
 from collections.abc import Callable, Coroutine
@@ -199,5 +200,27 @@ def test_stdin_that_is_a_file_is_read_one_chunk_at_a_time_while_every_slot_is_ta
             assert os.lseek(stdin.fileno(), 0, os.SEEK_CUR) == len(lines)
             os.close(out_r)
             os.close(out_w)
+
+    run(scenario)
+
+
+def test_sigterm_with_lines_waiting_for_a_slot_starts_none_of_them() -> None:
+    """SIGTERM while every slot is taken and more calls wait: the calls in flight are cancelled, and the slots they
+    free go to nobody (a call started then would outlive the store)."""
+
+    async def scenario() -> None:
+        table = Table()
+        server = table.server()
+        in_r, in_w, out_r, out_w = pipes()
+        serving = asyncio.ensure_future(serve(server, in_r, out_w))
+        os.write(in_w, b"".join(line(request("hold", id=i)) for i in range(3 * MAX_PENDING)))
+        while table.started < MAX_PENDING:
+            await asyncio.sleep(0)
+        os.kill(os.getpid(), signal.SIGTERM)  # serve handles it on its loop from the moment it reads stdin
+        assert await serving == 0
+        assert table.started == MAX_PENDING
+        assert server.pending == 0
+        for fd in (in_r, in_w, out_r, out_w):
+            os.close(fd)
 
     run(scenario)
