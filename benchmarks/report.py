@@ -177,17 +177,12 @@ def targets(size: int, v: Json) -> list[tuple[str, float | None, bool | None]]:
 
 
 def _workshop_targets(v: Json, at_most: Callable[[str, float | None, float], None]) -> None:
-    """The workshop's targets, at every size (each store has one)."""
-    reads = [
-        k["server"].get("p99")
-        for kind, k in v["tools"]["get_transcript"]["kinds"].items()
-        if kind.startswith("workshop")
-    ]
+    """The workshop's targets, at every size (each store has one): p99 over all its reads, of any kind."""
+    reads = sorted(c[3] for c in v["calls"] if c[0] == "get_transcript" and c[1].startswith("workshop") and c[3])
     if reads:
-        worst = max((x for x in reads if x is not None), default=None)
         at_most(
-            f"10-hour workshop: get_transcript p99 <= {WORKSHOP_READ_P99_MS:g} ms (worst kind)",
-            worst,
+            f"10-hour workshop: get_transcript p99 <= {WORKSHOP_READ_P99_MS:g} ms (any offset, time, segments)",
+            pct(reads, 99),
             WORKSHOP_READ_P99_MS,
         )
     kinds = v["tools"]["search_transcripts"]["kinds"]

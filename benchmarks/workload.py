@@ -282,7 +282,7 @@ def build_workload(facts: StoreFacts, meta: Json, calls: int, rng: random.Random
     if "workshop" in meta:
         w = meta["workshop"]
         out += [workshop_read() for _ in range(max(3, calls // 3))]
-        for _ in range(max(2, calls // 10)):
+        for _ in range(max(2, calls // 5)):
             out.append(Scenario("search_transcripts", "workshop-hit", {"query": w["word"]}))
             out.append(
                 Scenario("search_transcripts", "workshop-excluded", {"query": w["word"], "until": w["created_at"]})

@@ -9,17 +9,20 @@ positions stay in order and within the text. The formatted text has no such
 mapping: positions there are the raw positions scaled to its length.
 
 A window of a long transcript (a 10-hour meeting: 1.6M characters, 21,000
-segments) must cost what the window costs, but three facts follow the whole
-transcript: its lengths in characters, where each segment sits, and its
-speakers. For a transcript whose raw text is over ``LONG_TEXT_BYTES`` they are
-read once (about 15 ms for that meeting) and kept, in a small LRU, until the
-store changes: the cache is keyed on the reader's ``generation``. Shorter
-transcripts (nearly all) are read whole in one statement and never come here.
+segments) must cost what the window costs, but some facts follow the whole
+transcript: its lengths in characters and its speakers (``Layout``), and where
+each segment sits (``Placement``, read only when a window asks for segments or
+a time). For a transcript whose raw text is over ``LONG_TEXT_BYTES`` they are
+read once each (10 to 30 ms each for that meeting, measured at 100k) and kept,
+in a small LRU, until the store changes: the cache is keyed on the reader's
+``generation``. Shorter transcripts (nearly all) are read whole in one
+statement and never come here.
 """
 
 from __future__ import annotations
 
 import json
+from array import array
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -45,12 +48,14 @@ class Placement:
     def __init__(
         self, seqs: Sequence[int], lengths: Sequence[int], start_ms: Sequence[int], end_ms: Sequence[int], chars: int
     ) -> None:
-        self.seqs = list(seqs)
-        self.start_ms = list(start_ms)
-        self.end_ms = list(end_ms)
-        self.starts, self.ends = _spans(lengths, chars)
-        self._first_end_ms: list[int] | None = None
-        self._last_start_ms: list[int] | None = None
+        # Arrays of machine integers: a 21,000-segment meeting's placement takes 1 MiB, not 5.
+        self.seqs = array("q", seqs)
+        self.start_ms = array("q", start_ms)
+        self.end_ms = array("q", end_ms)
+        starts, ends = _spans(lengths, chars)
+        self.starts, self.ends = array("q", starts), array("q", ends)
+        self._first_end_ms: array[int] | None = None
+        self._last_start_ms: array[int] | None = None
 
     def __len__(self) -> int:
         return len(self.seqs)
@@ -72,8 +77,8 @@ class Placement:
             # Running max of end times, running min (from the end) of start times: monotonic even
             # where the app's times are not, so a bisection finds exactly "the first segment that
             # ends after t" and "the last segment that starts before t".
-            self._first_end_ms = list(accumulate(self.end_ms, max))
-            self._last_start_ms = list(accumulate(reversed(self.start_ms), min))[::-1]
+            self._first_end_ms = array("q", accumulate(self.end_ms, max))
+            self._last_start_ms = array("q", reversed(array("q", accumulate(reversed(self.start_ms), min))))
         i = bisect_right(self._first_end_ms, start_ms)
         j = len(self.seqs) if end_ms is None else bisect_left(self._last_start_ms, end_ms)
         if i >= len(self.seqs) or j <= i:
@@ -99,35 +104,38 @@ def _spans(lengths: Sequence[int], chars: int) -> tuple[list[int], list[int]]:
 
 
 class Layout(NamedTuple):
-    """What reading a window of a long transcript needs to know about the whole of it."""
+    """What reading any window of a long transcript needs to know about the whole of it."""
 
     raw_chars: int
     formatted_chars: int | None  # None: not formatted yet
     # SQLite's length() and substr() stop at a NUL character: such a text is read whole.
     raw_nul: bool
     formatted_nul: bool
-    placement: Placement
     speakers: list[str]
 
 
-# One statement: the lengths, the segments' lengths and times in seq order, the speakers.
+# The lengths and the speakers; where the segments sit is read only when a window needs them.
 LAYOUT = (
     "SELECT length(raw_text) AS raw_chars, instr(raw_text, char(0)) > 0 AS raw_nul,"
     " length(formatted_text) AS formatted_chars, coalesce(instr(formatted_text, char(0)) > 0, 0) AS formatted_nul,"
-    " s.seqs, s.lengths, s.starts, s.ends,"
     " (SELECT json_group_array(DISTINCT speaker) FROM (SELECT speaker FROM segments"
     " WHERE transcript_id = :id AND speaker IS NOT NULL ORDER BY seq)) AS speakers_json"
-    " FROM transcripts,"
-    " (SELECT json_group_array(seq) AS seqs, json_group_array(length(text)) AS lengths,"
-    " json_group_array(start_ms) AS starts, json_group_array(end_ms) AS ends"
-    " FROM (SELECT seq, text, start_ms, end_ms FROM segments WHERE transcript_id = :id ORDER BY seq)) AS s"
-    " WHERE id = :id"
+    " FROM transcripts WHERE id = :id"
+)
+# The segments' lengths and times in seq order, as four flat arrays (half the cost of one
+# array of rows, to read and to parse), and the range of their ids.
+PLACEMENT = (
+    "SELECT json_group_array(seq) AS seqs, json_group_array(length(text)) AS lengths,"
+    " json_group_array(start_ms) AS starts, json_group_array(end_ms) AS ends, min(id) AS lo, max(id) AS hi"
+    " FROM (SELECT id, seq, text, start_ms, end_ms FROM segments WHERE transcript_id = :id ORDER BY seq)"
 )
 # Only the speakers, for a list page.
 SPEAKERS = (
     "SELECT json_group_array(DISTINCT speaker) AS speakers_json FROM (SELECT speaker FROM segments"
     " WHERE transcript_id = :id AND speaker IS NOT NULL ORDER BY seq)"
 )
+# Only the range of a transcript's segment ids: a segment-index search stays within it.
+SEGMENT_IDS = "SELECT min(id) AS lo, max(id) AS hi FROM segments WHERE transcript_id = :id"
 
 
 class _Cache:
@@ -161,34 +169,40 @@ async def layout(db: Reader, transcript_id: str) -> Layout | None:
     """The layout of a transcript, from the cache or read now; None if there is no such transcript."""
     key = _key(db, "layout", transcript_id)
     found: Layout | None = _CACHE.get(key)
-    if found is not None:
-        return found
-    row = await db.one(LAYOUT, {"id": transcript_id})
-    if row is None:
-        return None
-    # Four flat arrays: half the cost of one array of rows, to read and to parse.
-    lengths = [n or 0 for n in json.loads(row["lengths"])]  # NULL only for a NULL text, which the schema forbids
-    placement = Placement(
-        json.loads(row["seqs"]), lengths, json.loads(row["starts"]), json.loads(row["ends"]), row["raw_chars"]
-    )
-    found = Layout(
-        row["raw_chars"],
-        row["formatted_chars"],
-        bool(row["raw_nul"]),
-        bool(row["formatted_nul"]),
-        placement,
-        json.loads(row["speakers_json"]),
-    )
-    _CACHE.put(key, found)
+    if found is None:
+        row = await db.one(LAYOUT, {"id": transcript_id})
+        if row is None:
+            return None
+        found = Layout(
+            row["raw_chars"],
+            row["formatted_chars"],
+            bool(row["raw_nul"]),
+            bool(row["formatted_nul"]),
+            json.loads(row["speakers_json"]),
+        )
+        _CACHE.put(key, found)
     return found
 
 
-# The range of a transcript's segment ids: a segment-index search stays within it.
-SEGMENT_IDS = "SELECT min(id) AS lo, max(id) AS hi FROM segments WHERE transcript_id = :id"
+async def placement(db: Reader, transcript_id: str, raw_chars: int) -> Placement:
+    """Where a transcript's segments sit in its raw text of raw_chars characters, cached."""
+    key = _key(db, "placement", transcript_id)
+    found: Placement | None = _CACHE.get(key)
+    if found is None:
+        row = await db.one(PLACEMENT, {"id": transcript_id})
+        assert row is not None  # an aggregate always has its row
+        lengths = [n or 0 for n in json.loads(row["lengths"])]  # NULL only for a NULL text: the schema forbids it
+        found = Placement(
+            json.loads(row["seqs"]), lengths, json.loads(row["starts"]), json.loads(row["ends"]), raw_chars
+        )
+        _CACHE.put(key, found)
+        if row["lo"] is not None:
+            _CACHE.put(_key(db, "segment ids", transcript_id), (row["lo"], row["hi"]))
+    return found
 
 
 async def segment_ids(db: Reader, transcript_id: str) -> tuple[int, int] | None:
-    """The lowest and highest id of a long transcript's segments (None: it has none), cached."""
+    """The lowest and highest id of a transcript's segments (None: it has none), cached."""
     key = _key(db, "segment ids", transcript_id)
     found: tuple[int, int] | None = _CACHE.get(key)
     if found is None:

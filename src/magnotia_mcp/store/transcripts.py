@@ -182,7 +182,7 @@ async def get_transcript(
         "duration_ms": row["duration_ms"],
     }
     if row["raw_text"] is None:  # long: read by window
-        read = await _long(db, transcript_id, fmt, window, max_chars)
+        read = await _long(db, transcript_id, fmt, window, max_chars, include_segments)
         if read is None:  # a NUL in the text: SQLite cannot cut it, so read it whole
             row = await db.one(sql, {"id": transcript_id, "long": 1 << 62})
             if row is None:
@@ -232,7 +232,12 @@ def _short(row: sqlite3.Row, fmt: str, window: Window, max_chars: int, with_segm
     return _Read(_fields(used, text[start:end], start, end, total), names, shown)
 
 
-async def _long(db: Reader, transcript_id: str, fmt: str, window: Window, max_chars: int) -> _Read | None:
+_NOWHERE = Placement([], [], [], [], 0)
+
+
+async def _long(
+    db: Reader, transcript_id: str, fmt: str, window: Window, max_chars: int, include_segments: bool
+) -> _Read | None:
     """A window of a long transcript, read by window: its cost follows the window, not the transcript."""
     lay = await layouts.layout(db, transcript_id)
     if lay is None:
@@ -241,7 +246,9 @@ async def _long(db: Reader, transcript_id: str, fmt: str, window: Window, max_ch
     total = lay.formatted_chars if used == "formatted" and lay.formatted_chars is not None else lay.raw_chars
     if lay.formatted_nul if used == "formatted" else lay.raw_nul:
         return None
-    placement = lay.placement
+    # Where the segments sit: only for a time window or segments, and read once.
+    need = include_segments or window.by_time
+    placement = await layouts.placement(db, transcript_id, lay.raw_chars) if need else _NOWHERE
     scale = total / max(lay.raw_chars, 1)
     start, limit = _bounds(window, placement, scale, total, max_chars)
     n = limit + _SLACK
