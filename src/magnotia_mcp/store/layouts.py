@@ -114,14 +114,13 @@ class Layout(NamedTuple):
     speakers: list[str]
 
 
-# The lengths and the speakers; where the segments sit is read only when a window needs them.
-LAYOUT = (
-    "SELECT length(raw_text) AS raw_chars, instr(raw_text, char(0)) > 0 AS raw_nul,"
-    " length(formatted_text) AS formatted_chars, coalesce(instr(formatted_text, char(0)) > 0, 0) AS formatted_nul,"
-    " (SELECT json_group_array(DISTINCT speaker) FROM (SELECT speaker FROM segments"
-    " WHERE transcript_id = :id AND speaker IS NOT NULL ORDER BY seq)) AS speakers_json"
+# A text's length, and whether it holds a NUL. One statement per text: SQLite loads the
+# whole value for each function call, so one text at a time keeps the peak memory down.
+TEXT_FACTS = {
+    column: f"SELECT length({column}) AS chars, coalesce(instr({column}, char(0)) > 0, 0) AS nul"
     " FROM transcripts WHERE id = :id"
-)
+    for column in ("raw_text", "formatted_text")
+}
 # The segments' lengths and times in seq order, as four flat arrays (half the cost of one
 # array of rows, to read and to parse), and the range of their ids.
 PLACEMENT = (
@@ -170,15 +169,19 @@ async def layout(db: Reader, transcript_id: str) -> Layout | None:
     key = _key(db, "layout", transcript_id)
     found: Layout | None = _CACHE.get(key)
     if found is None:
-        row = await db.one(LAYOUT, {"id": transcript_id})
-        if row is None:
+        raw = await db.one(TEXT_FACTS["raw_text"], {"id": transcript_id})
+        if raw is None:
             return None
+        formatted = await db.one(TEXT_FACTS["formatted_text"], {"id": transcript_id})
+        names = await db.one(SPEAKERS, {"id": transcript_id})
+        if formatted is None or names is None:
+            return None  # gone in between
         found = Layout(
-            row["raw_chars"],
-            row["formatted_chars"],
-            bool(row["raw_nul"]),
-            bool(row["formatted_nul"]),
-            json.loads(row["speakers_json"]),
+            raw["chars"],
+            formatted["chars"],
+            bool(raw["nul"]),
+            bool(formatted["nul"]),
+            json.loads(names["speakers_json"]),
         )
         _CACHE.put(key, found)
     return found
