@@ -25,7 +25,13 @@ strictly read-only and never changes it.
 
 commands:
   serve    run the MCP server on stdin/stdout (the default; hosts start this)
-  doctor   check the store and print ready-to-paste host configuration
+  doctor   check the store, list the hosts configured to start this server, print host
+           configuration (exit 1 if anything is wrong; --json for scripts)
+  install HOST    add this server to HOST's own config file (or `claude mcp add` for Claude Code)
+  uninstall HOST  remove it again
+
+hosts: claude-desktop, claude-code, cursor, vscode, windsurf, cline, gemini-cli, codex, goose,
+       lm-studio, zed (where each keeps its config on Linux, macOS and Windows: docs/hosts.md)
 """
 
 EPILOG = f"""\
@@ -36,6 +42,9 @@ store location, first match wins:
 
 examples:
   magnotia-mcp doctor                 is my store found? how do I add this to my host?
+  magnotia-mcp install claude-desktop add this server to Claude Desktop (old file kept as .bak)
+  magnotia-mcp install cursor --dry-run   show the change to ~/.cursor/mcp.json, change nothing
+  magnotia-mcp install goose --channel docker --db ~/magnotia.db   start it in the container
   magnotia-mcp --demo                 serve a generated sample store (no app needed)
   magnotia-mcp --db ~/magnotia.db     serve a specific store
 
@@ -55,12 +64,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="magnotia-mcp",
         usage="magnotia-mcp [serve|doctor] [--db PATH] [--demo] [--log-level LEVEL] [--call-timeout SECONDS] "
-        "[--timezone NAME]",
+        "[--timezone NAME] [--json]\n"
+        "       magnotia-mcp install|uninstall HOST [--channel package|executable|docker] [--db PATH] [--name NAME] "
+        "[--dry-run] [--config PATH] [--force] [--command PATH] [--image IMAGE] [--engine ENGINE]",
         description=DESCRIPTION,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("command", nargs="?", choices=("serve", "doctor"), default="serve", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "command",
+        nargs="?",
+        choices=("serve", "doctor", "install", "uninstall"),
+        default="serve",
+        help=argparse.SUPPRESS,
+    )
+    parser.add_argument("host", nargs="?", help=argparse.SUPPRESS)
     parser.add_argument("--db", metavar="PATH", help=f"the Magnotia store (magnotia.db); overrides ${ENV_VAR}")
     parser.add_argument(
         "--demo", action="store_true", help="serve a sample store generated in a temporary directory (removed at exit)"
@@ -84,17 +102,62 @@ def build_parser() -> argparse.ArgumentParser:
         help="the user's time zone for time words such as today or last week, an IANA name like Europe/Berlin "
         "(default: $MAGNOTIA_TZ, else the system's local zone)",
     )
+    parser.add_argument("--json", action="store_true", help="doctor: print one JSON object instead of text")
+    _add_install_options(parser)
     parser.add_argument("--version", action="version", version=f"magnotia-mcp {__version__}")
     return parser
+
+
+def _add_install_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("install and uninstall")
+    group.add_argument(
+        "--channel",
+        choices=("package", "executable", "docker"),
+        help="how the host starts the server: this Python package's console script, the one-file executable, "
+        "or the container image (default: the one running this command)",
+    )
+    group.add_argument("--name", default="magnotia", help="the server's name in the host's config (default: magnotia)")
+    group.add_argument("--dry-run", action="store_true", help="print the change (a diff) and change nothing")
+    group.add_argument("--config", metavar="PATH", help="edit this file instead of the host's usual one")
+    group.add_argument("--force", action="store_true", help="create the host's config even if the host looks absent")
+    group.add_argument(
+        "--command",
+        dest="command_path",
+        metavar="PATH",
+        help="--channel executable: the executable (default: this one, when frozen)",
+    )
+    group.add_argument("--image", default="magnotia-mcp", help="--channel docker: the image (default: magnotia-mcp)")
+    group.add_argument("--engine", default="docker", help="--channel docker: docker or podman (default: docker)")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     log.set_level(args.log_level)
+    if args.host is not None and args.command not in ("install", "uninstall"):
+        log.error(f"unexpected argument {args.host!r}; see magnotia-mcp --help")
+        return 2
     if args.command == "doctor":
         from magnotia_mcp.doctor import run_doctor
 
-        return run_doctor(args.db, demo=args.demo)
+        return run_doctor(args.db, demo=args.demo, as_json=args.json)
+    if args.command in ("install", "uninstall"):
+        from magnotia_mcp.install import Options, run
+
+        return run(
+            Options(
+                args.command,
+                args.host,
+                channel=args.channel,
+                db=args.db,
+                name=args.name,
+                dry_run=args.dry_run,
+                config=args.config,
+                force=args.force,
+                command=args.command_path,
+                image=args.image,
+                engine=args.engine,
+            )
+        )
     if args.call_timeout <= 0:
         log.error("--call-timeout must be a positive number of seconds")
         return 2

@@ -1,80 +1,130 @@
-"""``magnotia-mcp doctor``: is the store usable, and how does a host start this server?"""
+"""``magnotia-mcp doctor``: is the store usable, which hosts start this server, and how would a host start it?
+
+Exits 1 when anything is wrong: the store cannot be read, or a host is configured
+with a command that no longer exists. ``--json`` prints the same facts as one object.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import sqlite3
 import sys
 from pathlib import Path
+from typing import Any
 
 from magnotia_mcp import __version__
 from magnotia_mcp.errors import StoreError
+from magnotia_mcp.install import edit
+from magnotia_mcp.install.hosts import HOSTS, config_path
+from magnotia_mcp.install.jsonc import NotEditable
+from magnotia_mcp.install.launch import DEFAULT_IMAGE, running_channel, server_argv
 from magnotia_mcp.paths import resolve_db_path
 from magnotia_mcp.store.opening import describe
+
+NAME = "magnotia"
 
 
 def server_command(db_flag: str | None) -> list[str]:
     """The command a host should run to start this same installation."""
-    if getattr(sys, "frozen", False):
-        command = [sys.executable]
-    else:
-        script = shutil.which("magnotia-mcp")
-        command = [script] if script else [sys.executable, "-m", "magnotia_mcp"]
-    if db_flag:
-        command += ["--db", str(Path(db_flag).expanduser().absolute())]
-    return command
+    return server_argv(running_channel(), Path(db_flag) if db_flag else None)
 
 
-def host_configs(command: list[str]) -> str:
+def docker_command(store: Path) -> list[str]:
+    """The container's command for this store (with --user on Linux)."""
+    return server_argv("docker", store, image=DEFAULT_IMAGE)
+
+
+def host_configs(command: list[str], docker: list[str] | None = None) -> str:
     """Ready-to-paste configuration for the common MCP hosts."""
     exe, args = command[0], command[1:]
-    desktop = {"mcpServers": {"magnotia": {"command": exe, "args": args}}}
-    vscode = {"servers": {"magnotia": {"type": "stdio", "command": exe, "args": args}}}
+    desktop = {"mcpServers": {NAME: {"command": exe, "args": args}}}
+    vscode = {"servers": {NAME: {"type": "stdio", "command": exe, "args": args}}}
     goose_args = "".join(f"\n      - {json.dumps(a)}" for a in args) or " []"
-    quoted = " ".join(_shell_quote(p) for p in command)
-    return f"""\
+    quoted = shlex.join(command)
+    text = f"""\
 Claude Desktop (claude_desktop_config.json) and Cursor (~/.cursor/mcp.json):
 {json.dumps(desktop, indent=2)}
 
 Claude Code:
-  claude mcp add magnotia -- {quoted}
+  claude mcp add {NAME} -- {quoted}
 
 VS Code (.vscode/mcp.json):
 {json.dumps(vscode, indent=2)}
 
 Goose (~/.config/goose/config.yaml):
 extensions:
-  magnotia:
-    name: magnotia
+  {NAME}:
+    name: {NAME}
     type: stdio
     enabled: true
     cmd: {json.dumps(exe)}
     args:{goose_args}
     timeout: 300
+
+Or let magnotia-mcp write it: magnotia-mcp install HOST (hosts: {", ".join(HOSTS)})
 """
+    if docker:
+        text += f"\nIn the container instead (any host, as its command):\n  {shlex.join(docker)}\n"
+    return text
 
 
-def _shell_quote(part: str) -> str:
+def command_exists(command: str) -> bool:
+    """Can a host start this command: an executable file at that path, or a name found on PATH."""
+    if os.path.isabs(command):
+        return os.path.isfile(command) and os.access(command, os.X_OK)
+    return shutil.which(command) is not None
 
-    return shlex.quote(part)
+
+def configured_hosts() -> list[dict[str, Any]]:
+    """Every known host whose config file names our server, with its command and whether that exists."""
+    found: list[dict[str, Any]] = []
+    for host in HOSTS.values():
+        path = Path(config_path(host))
+        try:
+            text = edit.read(path)
+            argv = None if text is None else edit.configured_argv(host, text, NAME)
+        except (NotEditable, OSError) as exc:
+            found.append({"host": host.key, "config": str(path), "error": f"cannot read: {exc}"})
+            continue
+        if argv is not None:
+            found.append(
+                {"host": host.key, "config": str(path), "command": argv, "command_found": command_exists(argv[0])}
+            )
+    return found
 
 
-def run_doctor(db_flag: str | None, *, demo: bool = False) -> int:
+def run_doctor(db_flag: str | None, *, demo: bool = False, as_json: bool = False) -> int:
     out = sys.stdout
     if demo:
         print("doctor checks a real store; --demo needs none. Try: magnotia-mcp --demo", file=out)
         return 0
     path, origin = resolve_db_path(db_flag)
-    print(f"magnotia-mcp {__version__} (Python {sys.version.split()[0]}, SQLite {_sqlite_version()})", file=out)
-    print(f"store: {path}  (from {origin})", file=out)
-    ok = True
+    report: dict[str, Any] = {
+        "version": __version__,
+        "python": sys.version.split()[0],
+        "sqlite": sqlite3.sqlite_version,
+        "store": {"path": str(path), "from": origin},
+    }
     try:
         facts = describe(path)
     except StoreError as exc:
-        ok = False
-        print(f"  PROBLEM: {exc.message}", file=out)
+        report["store"].update(ok=False, problem=exc.message)
+    else:
+        report["store"].update(ok=True, **facts)
+    hosts = configured_hosts()
+    report["hosts"] = hosts
+    missing = [h for h in hosts if h.get("command_found") is False]
+    report["ok"] = bool(report["store"]["ok"]) and not missing
+    if as_json:
+        print(json.dumps(report, indent=2, default=str), file=out)
+        return 0 if report["ok"] else 1
+    print(f"magnotia-mcp {__version__} (Python {report['python']}, SQLite {report['sqlite']})", file=out)
+    print(f"store: {path}  (from {origin})", file=out)
+    if not report["store"]["ok"]:
+        print(f"  PROBLEM: {report['store']['problem']}", file=out)
     else:
         print(f"  schema version {facts['schema_version']}, opened {facts['open_mode']}", file=out)
         print(
@@ -85,10 +135,20 @@ def run_doctor(db_flag: str | None, *, demo: bool = False) -> int:
         fts = "present" if facts["full_text_index"] else "absent (older app version): search scans the text"
         print(f"  full-text index: {fts}", file=out)
         print("  ready.", file=out)
+    print("\nhosts configured to start this server:", file=out)
+    if not hosts:
+        print("  none yet (magnotia-mcp install HOST adds it)", file=out)
+    for h in hosts:
+        if "error" in h:
+            print(f"  {h['host']}: {h['config']}: {h['error']}", file=out)
+        elif h["command_found"]:
+            print(f"  {h['host']}: {shlex.join(h['command'])}  ({h['config']})", file=out)
+        else:
+            print(
+                f"  {h['host']}: PROBLEM: its command {h['command'][0]} does not exist ({h['config']}); "
+                f"run: magnotia-mcp install {h['host']}",
+                file=out,
+            )
     print("\nHost configuration (the command below starts this installation):\n", file=out)
-    print(host_configs(server_command(db_flag)), file=out)
-    return 0 if ok else 1
-
-
-def _sqlite_version() -> str:
-    return sqlite3.sqlite_version
+    print(host_configs(server_command(db_flag), docker_command(path)), file=out)
+    return 0 if report["ok"] else 1
