@@ -115,6 +115,51 @@ def docker(session: nox.Session) -> None:
     session.run("pytest", "--strict-markers", "--server", "container", *(session.posargs or E2E))
 
 
+def venv_bin(venv: Path, name: str) -> str:
+    """A program in a virtualenv: bin/NAME, or Scripts\\NAME.exe on Windows."""
+    if sys.platform == "win32":
+        return str(venv / "Scripts" / f"{name}.exe")
+    return str(venv / "bin" / name)
+
+
+@nox.session(python=PYTHON)
+def dist(session: nox.Session) -> None:
+    """Build the sdist and the wheel (PyPI's files), check them, and test each one installed in a fresh venv.
+
+    dist/ loses its old sdists and wheels first (a frozen executable or bundles beside them stay).
+    `uv build` makes the sdist, then the wheel from that sdist, so the wheel proves the sdist builds.
+    Each artifact goes into its own new venv with the test group only (never the source tree);
+    the e2e suite drives that venv's console script, and tests/distribution checks the files themselves
+    and that `uvx --from WHEEL` and `pipx run --spec WHEEL` serve. `-- --smoke` runs the sdist
+    against tests/e2e/test_tools.py only.
+    """
+    smoke = "--smoke" in session.posargs
+    session.install("uv>=0.4", "twine>=6.1")
+    out = ROOT / "dist"
+    out.mkdir(exist_ok=True)
+    for old in [*out.glob("magnotia_mcp-*.whl"), *out.glob("magnotia_mcp-*.tar.gz")]:
+        old.unlink()
+    session.run("uv", "build", "--quiet", "--out-dir", str(out), str(ROOT))
+    (wheel,) = out.glob("magnotia_mcp-*.whl")
+    (sdist,) = out.glob("magnotia_mcp-*.tar.gz")
+    for artifact in (wheel, sdist):
+        session.log(f"built {artifact.name} ({artifact.stat().st_size / 1e3:.0f} kB)")
+    session.run("twine", "check", "--strict", str(wheel), str(sdist))
+    for kind, artifact in (("wheel", wheel), ("sdist", sdist)):
+        venv = ROOT / "build" / "dist-venvs" / kind
+        session.run("uv", "venv", "--quiet", "--clear", "--python", PYTHON, str(venv))
+        python = venv_bin(venv, "python")
+        # The artifact, the test group and the two runners the tests start (uv gives uvx).
+        session.run(
+            "uv", "pip", "install", "--quiet", "--python", python, str(artifact), "--group", "test", "uv", "pipx"
+        )
+        session.run("uv", "pip", "check", "--python", python)
+        pytest = [python, "-m", "pytest", "--strict-config", "--strict-markers", "-p", "no:cacheprovider"]
+        e2e = ["tests/e2e/test_tools.py"] if kind == "sdist" and smoke else ["tests/e2e"]
+        session.run(*pytest, "-m", "e2e", "--server", "script", *e2e, external=True)
+        session.run(*pytest, "tests/distribution", "--dist-artifact", str(artifact), external=True)
+
+
 @nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
     """Benchmarks on generated 1k/10k/100k stores (cached in benchmarks/.cache); `-- --smoke` for a quick check.

@@ -15,6 +15,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("magnotia-mcp")
     group.addoption("--server", default="package", help="which server to drive: package, script, frozen, container")
     group.addoption("--server-bin", default=None, help="the frozen executable, for --server frozen")
+    group.addoption(
+        "--dist-artifact",
+        default=None,
+        help="a built wheel or sdist for tests/distribution (nox -s dist passes each; without it those tests skip)",
+    )
 
 
 @pytest.fixture(scope="session")

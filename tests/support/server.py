@@ -87,11 +87,20 @@ class Launcher:
         if self.kind == "package":
             base = [self.python, "-m", "magnotia_mcp"]
         elif self.kind == "script":
-            script = Path(self.python).parent / "magnotia-mcp"
+            script = console_script(self.python)
             base = [str(script if script.exists() else shutil.which("magnotia-mcp") or "magnotia-mcp")]
         else:
             base = [self.frozen_binary()]
         return [*base, *(["--db", str(db)] if db is not None else []), *extra]
+
+
+def console_script(python: str | Path, platform: str | None = None) -> Path:
+    """The console script installed beside a venv's interpreter: ``magnotia-mcp``, ``magnotia-mcp.exe`` on Windows.
+
+    pip and uv write a launcher ``Scripts\\magnotia-mcp.exe`` there, next to ``Scripts\\python.exe``.
+    """
+    windows = (platform or sys.platform) == "win32"
+    return Path(python).parent / ("magnotia-mcp.exe" if windows else "magnotia-mcp")
 
 
 def is_notification(message: Any) -> bool:
