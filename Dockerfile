@@ -6,6 +6,9 @@
 #   docker build --target venv -t magnotia-mcp .     # python-slim + venv alternative
 #   docker run -i --rm --network none --read-only -v "$HOME/Magnotia:/data:ro" magnotia-mcp
 #
+# The label io.modelcontextprotocol.server.name ties the image to its MCP Registry
+# entry (server.json); MAGNOTIA_MCP_IN_CONTAINER=1 lets a permission error on the
+# store say to add --user "$(id -u):$(id -g)".
 # Base images are pinned by ARG. Machines without a registry make same-named
 # stand-ins first: `python devtools/container.py base-images`.
 ARG PYTHON_IMAGE=docker.io/library/python:3.11-slim-bookworm
@@ -26,7 +29,8 @@ LABEL org.opencontainers.image.title="magnotia-mcp" \
       org.opencontainers.image.description="MCP server (stdio) that reads a local Magnotia store read-only" \
       org.opencontainers.image.source="https://github.com/magnotia/magnotia-mcp" \
       org.opencontainers.image.licenses="MIT" \
-      org.opencontainers.image.version="${VERSION}"
+      org.opencontainers.image.version="${VERSION}" \
+      io.modelcontextprotocol.server.name="app.magnotia/magnotia-mcp"
 COPY --from=venv-build /opt/magnotia /opt/magnotia
 # Official python images ship the standard library without .pyc files, and the
 # container runs read-only, so every start would recompile what it imports
@@ -34,7 +38,8 @@ COPY --from=venv-build /opt/magnotia /opt/magnotia
 RUN ["python3", "-c", "import compileall, re, sysconfig; compileall.compile_dir(sysconfig.get_path('stdlib'), quiet=2, workers=0, rx=re.compile(r'/(site-packages|dist-packages|tests?|idlelib|tkinter|turtledemo|lib2to3|ensurepip)/'))"]
 ENV PATH=/opt/magnotia/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
-    MAGNOTIA_DB=/data/magnotia.db
+    MAGNOTIA_DB=/data/magnotia.db \
+    MAGNOTIA_MCP_IN_CONTAINER=1
 USER 65532:65532
 VOLUME /data
 ENTRYPOINT ["magnotia-mcp"]
@@ -64,10 +69,12 @@ LABEL org.opencontainers.image.title="magnotia-mcp" \
       org.opencontainers.image.description="MCP server (stdio) that reads a local Magnotia store read-only" \
       org.opencontainers.image.source="https://github.com/magnotia/magnotia-mcp" \
       org.opencontainers.image.licenses="MIT" \
-      org.opencontainers.image.version="${VERSION}"
+      org.opencontainers.image.version="${VERSION}" \
+      io.modelcontextprotocol.server.name="app.magnotia/magnotia-mcp"
 COPY --from=frozen-build /rootfs /
 ENV PATH=/usr/local/bin \
-    MAGNOTIA_DB=/data/magnotia.db
+    MAGNOTIA_DB=/data/magnotia.db \
+    MAGNOTIA_MCP_IN_CONTAINER=1
 USER 65532:65532
 VOLUME /data
 ENTRYPOINT ["/usr/local/bin/magnotia-mcp"]

@@ -23,6 +23,7 @@ file changed: the pool re-reads the schema cookie and ``user_version`` when
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import stat
@@ -165,6 +166,7 @@ def open_readonly(path: Path, busy_timeout: float = 2.0) -> tuple[sqlite3.Connec
     except OSError as exc:  # e.g. a directory on the way that this user may not enter
         raise StoreError(
             f"cannot read {path} ({exc.strerror}); check that this user may read the file and its directory"
+            + (container_user_hint() if exc.errno in (errno.EACCES, errno.EPERM) else "")
         ) from None
     if stat.S_ISDIR(st.st_mode):
         raise StoreError(f"{path} is a directory; --db / MAGNOTIA_DB must name the magnotia.db file inside it")
@@ -249,6 +251,20 @@ def _check(
     )
 
 
+# Set by the Dockerfile: the server runs in the image, as a user that is not the one who owns the store.
+IN_CONTAINER_ENV = "MAGNOTIA_MCP_IN_CONTAINER"
+
+
+def container_user_hint() -> str:
+    """For a permission error inside the image: which user the server is, and how to run it as the store's owner."""
+    if os.environ.get(IN_CONTAINER_ENV) != "1" or not hasattr(os, "getuid"):
+        return ""
+    return (
+        f". This server runs in a container as uid:gid {os.getuid()}:{os.getgid()}, which may not read your "
+        'store folder: add --user "$(id -u):$(id -g)" to `docker run` (or `podman run`) so that it runs as you'
+    )
+
+
 def store_error(exc: sqlite3.Error, path: Path) -> StoreError:
     """A SQLite failure as the StoreError a user can act on."""
     text = str(exc)
@@ -258,7 +274,11 @@ def store_error(exc: sqlite3.Error, path: Path) -> StoreError:
     if "not a database" in low or "malformed" in low or "corrupt" in low:
         return StoreError(f"{path} is not a readable SQLite database ({text}); check --db / MAGNOTIA_DB")
     if "unable to open" in low:
-        return StoreError(f"cannot open {path} ({text}); check that this user may read the file and its directory")
+        denied = os.path.exists(path) and not os.access(path, os.R_OK)
+        return StoreError(
+            f"cannot open {path} ({text}); check that this user may read the file and its directory"
+            + (container_user_hint() if denied else "")
+        )
     return StoreError(f"could not read the store at {path}: {text}")
 
 
