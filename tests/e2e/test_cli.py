@@ -33,6 +33,9 @@ def test_help_names_every_command_flag_and_the_store_lookup(launcher: Launcher) 
     assert done.returncode == 0, done.stderr
     for word in (
         *("serve", "doctor", "--db", "--demo", "--log-level", "--call-timeout", "--timezone", "--version"),
+        *("install", "uninstall", "--channel", "--name", "--dry-run", "--config", "--force", "--json"),
+        *("claude-desktop", "claude-code", "cursor", "vscode", "windsurf", "cline", "gemini-cli", "codex", "goose"),
+        *("lm-studio", "zed", "docs/hosts.md"),
         *("MAGNOTIA_DB", "MAGNOTIA_TZ"),
     ):
         assert word in done.stdout, word

@@ -56,6 +56,13 @@ def parse(host: str, lang: str, text: str) -> list[str]:
     return [json.loads(cmd[1]), *(json.loads(a) for a in args)]
 
 
+def test_the_readme_docker_commands_run_as_the_callers_user() -> None:
+    """A store folder only its owner may read opens in the container only with --user (issue 11, item 7)."""
+    for host in HOSTS:
+        argv = parse(host, *snippets()[(host, "docker")])
+        assert argv[argv.index("--user") + 1] == "1000:1000", (host, argv)
+
+
 def test_the_readme_has_a_snippet_for_every_host_and_channel() -> None:
     """Every host has a snippet for each of the three channels."""
     found = snippets()
@@ -91,7 +98,14 @@ def localize(channel: str, argv: list[str], store: Path) -> tuple[list[str], dic
         if not image:
             pytest.skip("no container image in this run (nox -s docker runs this test with one)")
         engine = os.environ.get("MAGNOTIA_MCP_ENGINE", "podman")
-        argv = [engine, *[f"{store.parent}:/data:ro" if a.endswith(":/data:ro") else a for a in argv[1:-1]], image]
+        # The README's --user 1000:1000 stands for the caller's own uid:gid, as install writes it.
+        user = f"{os.getuid()}:{os.getgid()}"
+        swap = {"1000:1000": user}
+        argv = [
+            engine,
+            *[f"{store.parent}:/data:ro" if a.endswith(":/data:ro") else swap.get(a, a) for a in argv[1:-1]],
+            image,
+        ]
     return argv, env
 
 
