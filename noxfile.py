@@ -115,6 +115,58 @@ def docker(session: nox.Session) -> None:
     session.run("pytest", "--strict-markers", "--server", "container", *(session.posargs or E2E))
 
 
+@nox.session(python=PYTHON)
+def mcpb(session: nox.Session) -> None:
+    """Build this OS's MCP Bundle and server.json with its hash, check them, and serve from the unpacked bundle.
+
+    The bundle wraps the one-file executable: dist/magnotia-mcp is reused when it is newer than
+    every file under src/ (`nox -s freeze` runs first in CI), else built here the same way. The
+    official CLI (`mcpb validate`, `pack`, `info`, `unpack`) comes from packaging/mcpb's lock file.
+    Output in dist/mcpb/: the .mcpb, its .sha256 and server.json with the bundle's fileSha256;
+    tests/packaging then checks them, the wheel's METADATA, and starts the unpacked bundle as a host does.
+    """
+    install_project(session, "test")
+    session.install("check-jsonschema==0.39.0", "uv>=0.4")
+    binary = ROOT / "dist" / ("magnotia-mcp.exe" if sys.platform == "win32" else "magnotia-mcp")
+    newest_source = max(f.stat().st_mtime for f in (ROOT / "src").rglob("*") if f.is_file())
+    if binary.exists() and binary.stat().st_mtime > newest_source:
+        session.log(f"reusing {binary} (newer than src/)")
+    else:
+        session.install("pyinstaller==6.22.3")
+        session.run(
+            "pyinstaller",
+            "--noconfirm",
+            "--clean",
+            "--log-level",
+            "WARN",
+            "--distpath",
+            "dist",
+            "--workpath",
+            "build/pyinstaller",
+            "packaging/magnotia-mcp.spec",
+        )
+    tools = ROOT / "packaging" / "mcpb"
+    if not (tools / "node_modules" / "@anthropic-ai" / "mcpb").is_dir():
+        session.run("npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix", str(tools), external=True)
+    out = ROOT / "dist" / "mcpb"
+    for old in [*out.glob("*.mcpb"), *out.glob("*.mcpb.sha256"), out / "server.json"]:
+        old.unlink(missing_ok=True)
+    session.run("python", "packaging/mcpb/bundle.py", "--binary", str(binary), "--out", str(out))
+    rendered = out / "server.json"
+    registry = "packaging/registry/serverjson.py"
+    session.run("python", registry, "render", "--bundles", str(out), "--out", str(rendered))
+    session.run(
+        "check-jsonschema", "--schemafile", "packaging/registry/server.schema.json", "server.json", str(rendered)
+    )
+    session.run("python", registry, "check", "server.json")
+    session.run("python", registry, "check", str(rendered), "--bundles", str(out), "--require-sha")
+    wheels = Path(session.create_tmp()) / "mcpb-wheel"
+    session.run("uv", "build", "--wheel", "--quiet", "--clear", "--out-dir", str(wheels), str(ROOT))
+    session.env["MAGNOTIA_MCPB_DIR"] = str(out)
+    session.env["MAGNOTIA_WHEEL_DIR"] = str(wheels)
+    session.run("pytest", "--strict-config", "--strict-markers", *(session.posargs or ("tests/packaging",)))
+
+
 def venv_bin(venv: Path, name: str) -> str:
     """A program in a virtualenv: bin/NAME, or Scripts\\NAME.exe on Windows."""
     if sys.platform == "win32":
