@@ -2,7 +2,6 @@
 
     python .github/scripts/release_assets.py stage --target linux-x64 --out assets
     python .github/scripts/release_assets.py sums assets        # SHA256SUMS over every file in assets/
-    python .github/scripts/release_assets.py server-json server.json assets --version 1.2.3
 
 ``stage`` takes what ``nox -s freeze`` and ``nox -s mcpb`` left in dist/: the one-file
 executable (``dist/magnotia-mcp``, ``dist/magnotia-mcp.exe`` on Windows) and this platform's
@@ -12,17 +11,13 @@ bundle (``dist/mcpb/magnotia-mcp-VERSION-TARGET.mcpb``), and copies them to
 (a mislabelled matrix entry would publish a macOS binary as Linux), a version that is not the
 package's, and a missing or second bundle.
 
-``server-json`` sets each ``mcpb`` package's ``fileSha256`` in server.json to the digest of the
-bundle just built (found in the assets folder by its download URL's file name), after checking
-that the file's versions are the release's; the MCP Registry checks that digest against the
-file it downloads.
+server.json's ``fileSha256`` values come from packaging/registry/serverjson.py ``render``.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import platform
 import re
 import shutil
@@ -122,27 +117,6 @@ def sums(folder: Path) -> Path:
     return target
 
 
-def fill_server_json(path: Path, assets: Path, version: str) -> dict[str, object]:
-    """server.json with every bundle's fileSha256 taken from assets/; refuses a version or a file that is off."""
-    server = json.loads(path.read_text(encoding="utf-8"))
-    if server.get("version") != version:
-        raise SystemExit(f"release_assets: {path} says version {server.get('version')}, the release is {version}")
-    bundles = [p for p in server.get("packages", []) if p.get("registryType") == "mcpb"]
-    if not bundles:
-        raise SystemExit(f"release_assets: {path} lists no mcpb package")
-    for package in bundles:
-        url = package["identifier"]
-        name = url.rsplit("/", 1)[-1]
-        if f"/v{version}/" not in url or version not in name:
-            raise SystemExit(f"release_assets: {url} is not a file of release v{version}")
-        built = assets / name
-        if not built.is_file():
-            raise SystemExit(f"release_assets: {name} (named in {path}) is not among the built files in {assets}")
-        package["fileSha256"] = sha256(built)
-    path.write_text(json.dumps(server, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return dict(server)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -153,18 +127,12 @@ def main(argv: list[str] | None = None) -> int:
     staging.add_argument("--version", default=None, help="must equal the package's (default: the package's)")
     summing = commands.add_parser("sums", help="write SHA256SUMS for a folder of release files")
     summing.add_argument("folder", type=Path)
-    filling = commands.add_parser("server-json", help="set the bundles' fileSha256 in server.json (in place)")
-    filling.add_argument("path", type=Path)
-    filling.add_argument("assets", type=Path)
-    filling.add_argument("--version", required=True)
     args = parser.parse_args(argv)
     if args.command == "stage":
         version = package_version()
         if args.version not in (None, version, f"v{version}"):
             raise SystemExit(f"release_assets: the tag says {args.version} but the package is {version}")
         stage(args.target, args.dist, args.out, version)
-    elif args.command == "server-json":
-        fill_server_json(args.path, args.assets, args.version.removeprefix("v"))
     else:
         print(sums(args.folder).read_text(encoding="utf-8"), end="")
     return 0

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
 import platform
 import re
 import subprocess
@@ -144,38 +143,3 @@ def test_stage_refuses_a_mislabelled_target_or_a_missing_bundle(
 def test_stage_refuses_a_tag_that_is_not_the_package_version(assets: ModuleType) -> None:
     with pytest.raises(SystemExit, match=re.escape("the tag says v0.0.0-nope")):
         assets.main(["stage", "--target", "linux-x64", "--out", "unused", "--version", "v0.0.0-nope"])
-
-
-def test_server_json_gets_each_bundles_checksum(assets: ModuleType, tmp_path: Path) -> None:
-    release = "https://github.com/magnotia/magnotia-mcp/releases/download/v1.2.3"
-    server = {
-        "name": "app.magnotia/magnotia-mcp",
-        "version": "1.2.3",
-        "packages": [
-            {"registryType": "pypi", "identifier": "magnotia-mcp", "version": "1.2.3"},
-            {"registryType": "mcpb", "identifier": f"{release}/magnotia-mcp-1.2.3-linux-x64.mcpb", "fileSha256": "0"},
-            {"registryType": "mcpb", "identifier": f"{release}/magnotia-mcp-1.2.3-windows-x64.mcpb"},
-        ],
-    }
-    path = tmp_path / "server.json"
-    path.write_text(json.dumps(server), encoding="utf-8")
-    built = tmp_path / "assets"
-    built.mkdir()
-    for target in ("linux-x64", "windows-x64"):
-        (built / f"magnotia-mcp-1.2.3-{target}.mcpb").write_bytes(target.encode())
-    subprocess.run(
-        [sys.executable, str(SCRIPT), "server-json", str(path), str(built), "--version", "v1.2.3"],
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )
-    filled = json.loads(path.read_text(encoding="utf-8"))
-    digests = [p.get("fileSha256") for p in filled["packages"]]
-    assert digests == [None, hashlib.sha256(b"linux-x64").hexdigest(), hashlib.sha256(b"windows-x64").hexdigest()]
-    assert filled["packages"][0] == server["packages"][0]  # everything else as it was
-
-    with pytest.raises(SystemExit, match=r"the release is 1\.2\.4"):
-        assets.fill_server_json(path, built, "1.2.4")
-    (built / "magnotia-mcp-1.2.3-windows-x64.mcpb").unlink()
-    with pytest.raises(SystemExit, match="is not among the built files"):
-        assets.fill_server_json(path, built, "1.2.3")
