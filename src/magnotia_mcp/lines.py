@@ -9,7 +9,10 @@ import itertools
 import os
 from collections import deque
 
-MAX_LINE_BYTES = 8 * 1024 * 1024
+# A request is a few hundred bytes (a search query is at most 500 characters); a line
+# is parsed whole, and a MiB of JSON can take 5-8 MiB parsed, so this is also a bound
+# on memory (``stdio`` lets the requests in flight add up to one such line).
+MAX_LINE_BYTES = 1024 * 1024
 
 
 class LineSplitter:

@@ -8,17 +8,20 @@ duplicate of fd 1; fd 1 itself is pointed at stderr, so a stray ``print``
 anywhere lands in the log instead of corrupting the stream (see ``prelude``).
 
 Work in flight is bounded, whatever the client does: a line is handed to the
-server only while fewer than ``MAX_PENDING`` calls run and fewer than
-``OUTPUT_HIGH`` bytes of answers wait for the client to read them, and stdin
-is read only when every line already read has been handed over. A client
-that sends faster than it reads fills its own pipe and waits; every request
-is still answered, in the order the server finishes them.
+server only while fewer than ``MAX_PENDING`` calls run, their requests add up
+to at most one line's limit (``MAX_LINE_BYTES``; one call is always let in),
+and fewer than ``OUTPUT_HIGH`` bytes of answers wait for the client to read
+them; stdin is read only when every line already read has been handed over.
+A client that sends faster than it reads fills its own pipe and waits; every
+request is still answered, in the order the server finishes them. (A batch,
+in the one revision that has them, is one line and one call here.)
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import signal
 import stat
@@ -41,7 +44,8 @@ _CHUNK = 1 << 16
 # round trip to stdin, and calls that never reach the store (a bad argument, an
 # unknown tool) do not queue behind ones that do. More would not run any sooner:
 # it would only hold more requests, and their answers, in memory (a pending call
-# costs ~6 KB, an answer up to ~1 MB).
+# costs ~6 KB, an answer up to ~1.4 MB: 20,000 pipelined calls peak at 38 MiB,
+# calls with the largest answers at 52 MiB; 45 MiB with 2 slots, 49 with 4).
 MAX_PENDING = 8
 # Answers waiting for the client to read them: past this, no new work is taken
 # (calls in flight still finish and add theirs: at most MAX_PENDING answers more).
@@ -179,6 +183,7 @@ class _Intake:
         self.valve: _Valve | None = None
         self.splitter = LineSplitter()
         self.queue: deque[bytes | _Eof | None] = deque()
+        self.taken = 0  # bytes of the requests in flight: their parsed form is what a call holds on to
         self.eof = False
 
     def on_chunk(self, data: bytes | None) -> None:
@@ -205,17 +210,19 @@ class _Intake:
             elif line is None:
                 error = InvalidRequest(f"request too large: lines are limited to {MAX_LINE_BYTES} bytes")
                 out.send(jsonrpc.encode(jsonrpc.error(None, error)))
-            elif server.pending < MAX_PENDING:
+            elif server.pending < MAX_PENDING and (not self.taken or self.taken + len(line) <= MAX_LINE_BYTES):
                 task = server.submit(line, out.send)
                 if isinstance(task, asyncio.Future):
-                    task.add_done_callback(self._settled)
+                    self.taken += len(line)
+                    task.add_done_callback(functools.partial(self._settled, len(line)))
             elif server.submit(line, out.send, inline_only=True) is DEFERRED:
                 break  # needs a slot: it waits at the head of the queue until a call ends
             queue.popleft()
         if self.valve is not None:
             self.valve.set_reading(not queue and not self.eof)
 
-    def _settled(self, _task: asyncio.Future[Any]) -> None:
+    def _settled(self, size: int, _task: asyncio.Future[Any]) -> None:
+        self.taken -= size
         self.admit()
 
     def close(self) -> None:

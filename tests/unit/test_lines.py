@@ -30,7 +30,7 @@ def test_line_splitter_drops_an_over_long_line_once_and_goes_on() -> None:
     assert out == [b"ok", None, b"next"]
     at_limit = LineSplitter(limit=10)
     assert at_limit.feed(b"0123456789\n01234567890\n") == [b"0123456789", None]
-    assert LineSplitter().limit == MAX_LINE_BYTES == 8 * 1024 * 1024
+    assert LineSplitter().limit == MAX_LINE_BYTES == 1024 * 1024
 
 
 def test_an_over_long_unterminated_tail_is_not_a_line() -> None:

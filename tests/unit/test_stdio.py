@@ -20,7 +20,7 @@ from typing import Any
 
 from magnotia_mcp.jsonrpc import JSON
 from magnotia_mcp.server import Method, Request, Server
-from magnotia_mcp.stdio import MAX_PENDING, OUTPUT_HIGH, serve
+from magnotia_mcp.stdio import MAX_LINE_BYTES, MAX_PENDING, OUTPUT_HIGH, serve
 from tests.unit.wire import frame, never_opened, notification, request
 
 ANSWER_CHARS = 100_000
@@ -95,6 +95,21 @@ async def settle(*watch: Callable[[], object]) -> None:
         await asyncio.sleep(0)
         now = [w() for w in watch]
         quiet, last = (quiet + 1, last) if now == last else (0, now)
+
+
+async def write_all(fd: int, data: bytes) -> None:
+    """Write data to a non-blocking pipe, waiting on the loop for room as often as it takes."""
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            room = asyncio.get_running_loop().create_future()
+            asyncio.get_running_loop().add_writer(fd, room.set_result, None)
+            try:
+                await room
+            finally:
+                asyncio.get_running_loop().remove_writer(fd)
 
 
 def run(test: Callable[[], Coroutine[Any, Any, None]]) -> None:
@@ -221,6 +236,36 @@ def test_sigterm_with_lines_waiting_for_a_slot_starts_none_of_them() -> None:
         assert table.started == MAX_PENDING
         assert server.pending == 0
         for fd in (in_r, in_w, out_r, out_w):
+            os.close(fd)
+
+    run(scenario)
+
+
+def test_large_requests_are_taken_one_at_a_time() -> None:
+    """Requests of 60% of the line limit: a second one waits until the first is done (a parsed request is held
+    by its call), and so does everything behind it."""
+
+    async def scenario() -> None:
+        table = Table()
+        server = table.server()
+        in_r, in_w, out_r, out_w = pipes()
+        os.set_blocking(in_w, False)
+        serving = asyncio.ensure_future(serve(server, in_r, out_w))
+        client = Client(in_w, out_r)
+        pad = "x" * (MAX_LINE_BYTES * 6 // 10)
+        big = [line(request("hold", {"pad": pad}, id=i)) for i in range(2)]
+        writing = asyncio.ensure_future(write_all(in_w, b"".join(big) + line(request("hold", id=2))))
+        while table.started < 1:
+            await asyncio.sleep(0)
+        await settle(lambda: table.started, lambda: server.pending, writing.done)
+        assert table.started == 1
+        assert server.pending == 1
+        table.release.set()
+        assert {(await client.read())["id"] for _ in range(3)} == {0, 1, 2}
+        await writing
+        os.close(in_w)
+        assert await serving == 0
+        for fd in (in_r, out_r, out_w):
             os.close(fd)
 
     run(scenario)
