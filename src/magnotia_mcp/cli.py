@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_doctor(args.db, demo=args.demo, as_json=args.json)
     if args.command in ("install", "uninstall"):
-        from magnotia_mcp.install import Options, run
+        from magnotia_mcp.install.command import Options, run
 
         return run(
             Options(
