@@ -29,8 +29,9 @@ def launcher(request: pytest.FixtureRequest) -> Launcher:
 
 @pytest.fixture(autouse=True)
 def _isolated_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Keep platformdirs and MAGNOTIA_DB from ever pointing at a real user's store."""
+    """Keep platformdirs, MAGNOTIA_DB and MAGNOTIA_DATA_DIR from ever pointing at a real user's store."""
     monkeypatch.delenv("MAGNOTIA_DB", raising=False)
+    monkeypatch.delenv("MAGNOTIA_DATA_DIR", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from magnotia_mcp import __version__, log
-from magnotia_mcp.paths import ENV_VAR, resolve_db_path
+from magnotia_mcp.paths import DIR_ENV_VAR, ENV_VAR, resolve_db_path
 
 if TYPE_CHECKING:
     from magnotia_mcp.store.pool import Store
@@ -36,7 +36,8 @@ hosts: claude-desktop, claude-code, cursor, vscode, windsurf, cline, gemini-cli,
 
 EPILOG = f"""\
 store location, first match wins:
-  --db PATH, then ${ENV_VAR}, then the Magnotia app's data directory
+  --db PATH, then ${ENV_VAR} (the file), then ${DIR_ENV_VAR} (the folder holding
+  magnotia.db), then the Magnotia app's data directory
   (Linux ~/.local/share/com.magnotia.app/magnotia.db, macOS ~/Library/Application
   Support/com.magnotia.app/magnotia.db, Windows %APPDATA%\\com.magnotia.app\\magnotia.db)
 

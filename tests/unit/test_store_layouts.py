@@ -191,7 +191,7 @@ def _hits(loop: asyncio.AbstractEventLoop, reader: Reader, text: str, *, whole: 
 def test_a_search_hit_on_a_long_transcript_is_shaped_from_its_matching_segments(
     loop: asyncio.AbstractEventLoop, reader: Reader
 ) -> None:
-    """Moments, first segment, matched terms and score as when read whole; the snippet from the first matching segment."""
+    """Moments, first segment, matched terms and score as when read whole; the snippet from a matching segment."""
     by_segments = _hits(loop, reader, "zephyrine OR nowhere", whole=False)
     read_whole = _hits(loop, reader, "zephyrine OR nowhere", whole=True)
     assert by_segments.keys() == read_whole.keys() >= {"long", "edited", "nul"}
@@ -201,7 +201,8 @@ def test_a_search_hit_on_a_long_transcript_is_shaped_from_its_matching_segments(
             assert hit[field] == other[field], (tid, field)
         assert "**zephyrine**" in hit["snippet"]
     first = by_segments["long"]["segment"]
-    assert first is not None and first["seq"] == 5
+    assert first is not None
+    assert first["seq"] == 5
     assert len(by_segments["long"]["moments"]) == 3
 
 
