@@ -9,19 +9,28 @@ changing (``settle``), never a wait for time.
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import json
 import os
 import signal
+import sys
 import tempfile
-import termios
 from collections.abc import Callable, Coroutine
 from typing import Any
+
+import pytest
 
 from magnotia_mcp.jsonrpc import JSON
 from magnotia_mcp.server import Method, Request, Server
 from magnotia_mcp.stdio import MAX_LINE_BYTES, MAX_PENDING, OUTPUT_HIGH, serve
 from tests.unit.wire import frame, never_opened, notification, request
+
+if sys.platform != "win32":
+    import fcntl
+    import termios
+
+pytestmark = pytest.mark.skipif(
+    sys.platform == "win32", reason="serve watches pipes on the loop (add_reader) only where selectors do: not Windows"
+)
 
 ANSWER_CHARS = 100_000
 
@@ -171,9 +180,10 @@ def test_a_client_that_does_not_read_stops_new_work_and_gets_every_answer_whole_
         calls = 200
         os.write(in_w, b"".join(line(request("big", id=i)) for i in range(calls)))
         await settle(lambda: table.started, client.unread)
-        pipe = fcntl.fcntl(out_r, fcntl.F_GETPIPE_SZ)
+        pipe = client.unread()
+        if sys.platform == "linux":
+            assert pipe == fcntl.fcntl(out_r, fcntl.F_GETPIPE_SZ)  # the client's pipe is full ...
         answer = ANSWER_CHARS + 100
-        assert client.unread() == pipe  # the client's pipe is full ...
         assert table.started <= (pipe + OUTPUT_HIGH) // answer + 1 + MAX_PENDING  # ... and new work stopped
         assert table.started < calls
         ids = set()
