@@ -188,6 +188,10 @@ def venv_bin(venv: Path, name: str) -> str:
     return str(venv / "bin" / name)
 
 
+# The e2e modules the sdist's install runs by default: every tool, the command line, CRLF and UTF-8.
+SDIST_SMOKE = ("tools", "cli", "portability")
+
+
 @nox.session(python=PYTHON)
 def dist(session: nox.Session) -> None:
     """Build the sdist and the wheel (PyPI's files), check them, and test each one installed in a fresh venv.
@@ -195,11 +199,12 @@ def dist(session: nox.Session) -> None:
     dist/ loses its old sdists and wheels first (a frozen executable or bundles beside them stay).
     `uv build` makes the sdist, then the wheel from that sdist, so the wheel proves the sdist builds.
     Each artifact goes into its own new venv with the test group only (never the source tree);
-    the e2e suite drives that venv's console script, and tests/distribution checks the files themselves
-    and that `uvx --from WHEEL` and `pipx run --spec WHEEL` serve. `-- --smoke` runs the sdist
-    against tests/e2e/test_tools.py only.
+    the e2e suite drives that venv's console script, and tests/distribution checks the files
+    themselves and that `uvx --from WHEEL` and `pipx run --spec WHEEL` serve. The wheel gets the
+    whole e2e suite; the sdist (whose build the wheel already went through) the tools, CLI and
+    portability tests, unless `-- --full` (release.yml) asks for the whole suite on both.
     """
-    smoke = "--smoke" in session.posargs
+    full = "--full" in session.posargs
     session.install("uv>=0.4", "twine>=6.1")
     out = ROOT / "dist"
     out.mkdir(exist_ok=True)
@@ -221,7 +226,7 @@ def dist(session: nox.Session) -> None:
         )
         session.run("uv", "pip", "check", "--python", python)
         pytest = [python, "-m", "pytest", "--strict-config", "--strict-markers", "-p", "no:cacheprovider"]
-        e2e = ["tests/e2e/test_tools.py"] if kind == "sdist" and smoke else ["tests/e2e"]
+        e2e = ["tests/e2e"] if kind == "wheel" or full else [f"tests/e2e/test_{m}.py" for m in SDIST_SMOKE]
         session.run(*pytest, "-m", "e2e", "--server", "script", *e2e, external=True)
         session.run(*pytest, "tests/distribution", "--dist-artifact", str(artifact), external=True)
 
