@@ -169,9 +169,10 @@ _EOF = _Eof()
 class _Intake:
     """Lines read from stdin and not yet handed to the server, and the gate on reading more.
 
-    A line is handed over only while the server has a free slot (``MAX_PENDING``) and the
-    output is not full; a line the server answers without a task (ping, a cancellation,
-    initialize, an error) may also go through when every slot is taken. Lines are handed
+    A line is handed over only while the server has a free slot (``MAX_PENDING``), the
+    requests in flight and this one add up to at most ``MAX_LINE_BYTES`` (or none is in
+    flight), and the output is not full; a line the server answers without a task (ping, a
+    cancellation, initialize, an error) may also go through when a call could not. Lines are handed
     over strictly in the order they came. stdin is read only while this queue is empty,
     so it never holds more than one chunk: the rest stays in the client's pipe.
     """
@@ -184,6 +185,7 @@ class _Intake:
         self.splitter = LineSplitter()
         self.queue: deque[bytes | _Eof | None] = deque()
         self.taken = 0  # bytes of the requests in flight: their parsed form is what a call holds on to
+        self.needs_slot: bytes | None = None  # the line at the head, known to need a slot
         self.eof = False
 
     def on_chunk(self, data: bytes | None) -> None:
@@ -211,12 +213,14 @@ class _Intake:
                 error = InvalidRequest(f"request too large: lines are limited to {MAX_LINE_BYTES} bytes")
                 out.send(jsonrpc.encode(jsonrpc.error(None, error)))
             elif server.pending < MAX_PENDING and (not self.taken or self.taken + len(line) <= MAX_LINE_BYTES):
+                self.needs_slot = None
                 task = server.submit(line, out.send)
                 if isinstance(task, asyncio.Future):
                     self.taken += len(line)
                     task.add_done_callback(functools.partial(self._settled, len(line)))
-            elif server.submit(line, out.send, inline_only=True) is DEFERRED:
-                break  # needs a slot: it waits at the head of the queue until a call ends
+            elif line is self.needs_slot or server.submit(line, out.send, inline_only=True) is DEFERRED:
+                self.needs_slot = line  # parsed once: nothing behind it runs first, so it stays a call
+                break  # it waits at the head of the queue until a call ends
             queue.popleft()
         if self.valve is not None:
             self.valve.set_reading(not queue and not self.eof)
