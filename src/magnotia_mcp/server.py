@@ -107,6 +107,11 @@ class _Call(NamedTuple):
     method: Method
 
 
+# The most messages one JSON-RPC batch (revision 2025-03-26) may hold: their replies all wait
+# for the slowest, and each can be a large window of text.
+MAX_BATCH = 16
+
+
 class Server:
     """Protocol state of one connection, the store it reads, and its requests in flight."""
 
@@ -122,6 +127,12 @@ class Server:
         self.legacy_revision: str | None = None  # set by initialize
         self._inflight: dict[RequestId, asyncio.Task[Any]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._batched = 0  # messages of running batches beyond the first: each counts as a request
+
+    @property
+    def pending(self) -> int:
+        """How many requests are being worked on (a batch counts its messages)."""
+        return len(self._tasks) + self._batched
 
     @property
     def store(self) -> Store:
@@ -129,11 +140,6 @@ class Server:
             assert self._open_store is not None
             self._store = self._open_store()
         return self._store
-
-    @property
-    def pending(self) -> int:
-        """How many requests are being worked on."""
-        return len(self._tasks)
 
     # -- the entry point -----------------------------------------------------------
 
@@ -229,13 +235,26 @@ class Server:
         if not batch or self.legacy_revision is None or not has(self.legacy_revision, "batches"):
             why = "an empty batch" if not batch else "a batch; only protocol revision 2025-03-26 has batches"
             return jsonrpc.error(None, InvalidRequest(f"invalid request: got {why}"))
+        if len(batch) > MAX_BATCH:
+            # Its replies are held until the last is ready, so its size bounds the memory it takes.
+            return jsonrpc.error(
+                None,
+                InvalidRequest(
+                    f"invalid request: a batch holds at most {MAX_BATCH} messages, this one {len(batch)}; "
+                    "send them in smaller batches or one by one"
+                ),
+            )
         import asyncio
 
         async def one(message: object) -> JSON | None:
             step = self._prepare(message, send)
             return await self._complete(step) if isinstance(step, _Call) else step
 
-        replies = await asyncio.gather(*(one(m) for m in batch))
+        self._batched += len(batch) - 1
+        try:
+            replies = await asyncio.gather(*(one(m) for m in batch))
+        finally:
+            self._batched -= len(batch) - 1
         return [r for r in replies if r is not None] or None
 
     @staticmethod

@@ -310,3 +310,49 @@ def test_the_server_stops_reading_while_every_call_slot_is_taken_and_resumes(
             ids.add(json.loads(server.stdout.readline())["id"])
         writer.join()
         assert ids == {f"scan-{i}" for i in range(MAX_PENDING)} | set(range(filler))
+
+
+BATCH = 16  # the most one batch may hold (magnotia_mcp.server.MAX_BATCH)
+
+
+def test_a_flood_of_batches_counts_each_message_and_stays_within_the_memory_bound(
+    launcher: Launcher, flood_store: Path
+) -> None:
+    """2025-03-26: 20,000 calls in batches of 16, read only while the writer is stuck: each answered once, < 60 MiB.
+
+    A batch is one line but counts as as many calls as it holds, so the gate takes no more work for it.
+    """
+    lines = CALLS // BATCH
+    with flooded_server(launcher, flood_store) as server:
+        start = json.loads(line(INITIALIZE))
+        start["params"]["protocolVersion"] = "2025-03-26"
+        server.stdin.write(line(start) + line(INITIALIZED))
+        server.stdin.flush()
+        assert json.loads(server.stdout.readline())["result"]["protocolVersion"] == "2025-03-26"
+
+        def batch(n: int) -> bytes:
+            first = (n - 1) * BATCH + 1
+            messages = [json.loads(flood_call(i)) for i in range(first, first + BATCH)]
+            return json.dumps(messages).encode() + b"\n"
+
+        writer = Writer(server.stdin.fileno(), batch, lines).start()
+        answered: set[int] = set()
+        for _ in range(lines):
+            writer.wait_until_stuck_or(lines)
+            replies = json.loads(server.stdout.readline())
+            assert isinstance(replies, list)
+            assert len(replies) == BATCH
+            for message in replies:
+                # 2025-03-26 has no structuredContent: the text holds the result.
+                assert message["result"]["isError"] is False, message
+                assert RESULT_KEY[tool_for(message["id"])] in json.loads(message["result"]["content"][0]["text"])
+                assert message["id"] not in answered, f"answered twice: {message['id']}"
+                answered.add(message["id"])
+        writer.join()
+        assert answered == set(range(1, lines * BATCH + 1))
+        assert writer.times_stuck > 0
+        peak = server.peak_kib()
+        if peak is None:
+            pytest.skip(f"no peak RSS of a {launcher.kind} server on {sys.platform} (every call was answered)")
+        print(f"peak RSS of the server ({launcher.kind}), batches: {peak} KiB")
+        assert peak < PEAK_LIMIT_KIB, f"peak RSS {peak} KiB"

@@ -195,6 +195,21 @@ def test_a_batch_in_2025_03_26_is_answered_with_one_array(session: Session) -> N
     assert by_id["c"]["error"]["code"] == -32601
 
 
+def test_a_batch_of_more_than_16_messages_is_refused_whole_and_one_of_16_is_answered(session: Session) -> None:
+    """Replies of a batch wait for its slowest call: its size bounds the memory it holds. Over 16: one -32600."""
+    server = session("2025-03-26")
+    server.send([{"jsonrpc": "2.0", "id": k, "method": "ping"} for k in range(17)])
+    refused = server.read()
+    assert isinstance(refused, dict)
+    assert refused["id"] is None
+    assert refused["error"]["code"] == -32600
+    assert "at most 16 messages, this one 17" in refused["error"]["message"]
+    server.send([{"jsonrpc": "2.0", "id": k, "method": "ping"} for k in range(16)])
+    answered = server.read()
+    assert isinstance(answered, list)
+    assert sorted(r["id"] for r in answered) == list(range(16))
+
+
 @pytest.mark.parametrize(
     "method", ["no/such/method", "tools/get", "logging/setLevel", "sampling/createMessage", "", "TOOLS/LIST"]
 )

@@ -22,6 +22,7 @@ from tests.support.server import ServerProcess, is_notification
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 INTERNAL_ERROR = -32603
+MAX_BATCH = 16  # a longer batch is refused whole (src/magnotia_mcp/server.py)
 BATCH_REVISION = "2025-03-26"  # the only revision with JSON-RPC batches (src/magnotia_mcp/revisions.py)
 # JSON nested this deep may hit the server's recursion limit: a parse error is then an acceptable answer.
 DEEP = 900
@@ -129,7 +130,7 @@ def predict(line: bytes, legacy_revision: str) -> Prediction:
     deep = depth(message) >= DEEP
     if not isinstance(message, list):
         return Prediction(expect_message(message), deep=deep)
-    if not message or legacy_revision != BATCH_REVISION:
+    if not message or legacy_revision != BATCH_REVISION or len(message) > MAX_BATCH:
         return Prediction(Expect("error", None, INVALID_REQUEST), deep=deep)
     return Prediction(NOTHING, [expect_message(m) for m in message], deep=deep)
 
