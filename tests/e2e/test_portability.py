@@ -117,18 +117,7 @@ def test_utf8_in_and_out_under_an_ascii_locale(
     assert b"Traceback" not in b"".join(proc.stderr_chunks)
 
 
-KNOWN_ASCII_PATH_BUG = pytest.mark.xfail(
-    reason=(
-        "known bug, left to the owner of store/: under an ASCII (or Latin-1) locale Python decodes a non-ASCII"
-        " path with surrogate escapes; store/opening.py quotes it for the SQLite URI as UTF-8 text"
-        " (UnicodeEncodeError, or the wrong bytes), and messages show U+FFFD. Fix: quote os.fsencode(path),"
-        " and name paths in messages by their bytes decoded as UTF-8"
-    ),
-    strict=False,
-)
-
-
-@pytest.mark.parametrize("locale", ["default", pytest.param("ascii", marks=KNOWN_ASCII_PATH_BUG)])
+@pytest.mark.parametrize("locale", ["default", "ascii"])
 def test_a_store_in_a_folder_with_spaces_and_non_ascii_characters(
     locale: str,
     start_server: Callable[..., ServerProcess],

@@ -88,9 +88,20 @@ def _authorize(action: int, arg1: str | None, arg2: str | None, _db: str | None,
     return sqlite3.SQLITE_DENY
 
 
+def shown(path: Path | str) -> str:
+    """A path as messages name it: its bytes read as UTF-8.
+
+    Under an ASCII locale Python keeps a non-ASCII path's bytes as surrogate escapes,
+    which cannot be written as UTF-8: the bytes are what the user's folder is called.
+    """
+    return os.fsencode(path).decode("utf-8", "replace")
+
+
 def _uri(path: Path, immutable: bool) -> str:
-    # Percent-encode so '?', '#' or '%' in a user's path stay part of the path.
-    base = "file:" + quote(str(path.absolute()).replace(os.sep, "/"), safe="/:")
+    # Percent-encode so '?', '#' or '%' in a user's path stay part of the path; the path's
+    # bytes, not its text, so that a name the locale cannot decode still opens.
+    raw = os.fsencode(path.absolute()).replace(os.sep.encode(), b"/")
+    base = "file:" + quote(raw, safe="/:")
     return base + ("?immutable=1" if immutable else "?mode=ro")
 
 
@@ -160,16 +171,16 @@ def open_readonly(path: Path, busy_timeout: float = 2.0) -> tuple[sqlite3.Connec
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
         raise StoreError(
-            f"no Magnotia database at {path}; open the Magnotia app once to create it, "
+            f"no Magnotia database at {shown(path)}; open the Magnotia app once to create it, "
             "or pass --db PATH (or set MAGNOTIA_DB) to point at an existing store"
         ) from None
     except OSError as exc:  # e.g. a directory on the way that this user may not enter
         raise StoreError(
-            f"cannot read {path} ({exc.strerror}); check that this user may read the file and its directory"
+            f"cannot read {shown(path)} ({exc.strerror}); check that this user may read the file and its directory"
             + (container_user_hint() if exc.errno in (errno.EACCES, errno.EPERM) else "")
         ) from None
     if stat.S_ISDIR(st.st_mode):
-        raise StoreError(f"{path} is a directory; --db / MAGNOTIA_DB must name the magnotia.db file inside it")
+        raise StoreError(f"{shown(path)} is a directory; --db / MAGNOTIA_DB must name the magnotia.db file inside it")
     ident = (st.st_dev, st.st_ino)
     if not _closed_wal_store(path):
         try:
@@ -184,7 +195,7 @@ def open_readonly(path: Path, busy_timeout: float = 2.0) -> tuple[sqlite3.Connec
     except sqlite3.Error as exc:
         raise store_error(exc, path) from exc
     except OSError as exc:  # the file went away between the looks
-        raise StoreError(f"could not read the store at {path}: {exc.strerror}") from None
+        raise StoreError(f"could not read the store at {shown(path)}: {exc.strerror}") from None
 
 
 def _open(
@@ -229,13 +240,13 @@ def _check(
     conn.execute("COMMIT")  # never left open: an open read transaction would pin an old snapshot
     if version > SCHEMA_VERSION:
         raise StoreError(
-            f"the store at {path} has schema version {version}, newer than this magnotia-mcp "
+            f"the store at {shown(path)} has schema version {version}, newer than this magnotia-mcp "
             f"understands ({SCHEMA_VERSION}); upgrade magnotia-mcp"
         )
     missing = [t for t in REQUIRED_TABLES if t not in names]
     if missing:
         raise StoreError(
-            f"{path} is not a Magnotia store (no {', '.join(missing)} table); "
+            f"{shown(path)} is not a Magnotia store (no {', '.join(missing)} table); "
             "point --db / MAGNOTIA_DB at the magnotia.db the Magnotia app writes"
         )
     conn.set_authorizer(_authorize)
@@ -270,16 +281,16 @@ def store_error(exc: sqlite3.Error, path: Path) -> StoreError:
     text = str(exc)
     low = text.lower()
     if "locked" in low or "busy" in low:
-        return StoreError(f"the store at {path} is locked by another process; try again in a moment")
+        return StoreError(f"the store at {shown(path)} is locked by another process; try again in a moment")
     if "not a database" in low or "malformed" in low or "corrupt" in low:
-        return StoreError(f"{path} is not a readable SQLite database ({text}); check --db / MAGNOTIA_DB")
+        return StoreError(f"{shown(path)} is not a readable SQLite database ({text}); check --db / MAGNOTIA_DB")
     if "unable to open" in low:
         denied = os.path.exists(path) and not os.access(path, os.R_OK)
         return StoreError(
-            f"cannot open {path} ({text}); check that this user may read the file and its directory"
+            f"cannot open {shown(path)} ({text}); check that this user may read the file and its directory"
             + (container_user_hint() if denied else "")
         )
-    return StoreError(f"could not read the store at {path}: {text}")
+    return StoreError(f"could not read the store at {shown(path)}: {text}")
 
 
 def describe(path: Path, busy_timeout: float = 2.0) -> dict[str, Any]:

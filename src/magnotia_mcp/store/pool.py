@@ -35,7 +35,16 @@ import aiosqlite
 
 from magnotia_mcp import log
 from magnotia_mcp.errors import StoreError
-from magnotia_mcp.store.opening import COOKIES, StoreInfo, fingerprint, identity, open_readonly, stamp, store_error
+from magnotia_mcp.store.opening import (
+    COOKIES,
+    StoreInfo,
+    fingerprint,
+    identity,
+    open_readonly,
+    shown,
+    stamp,
+    store_error,
+)
 
 Params = Sequence[Any] | dict[str, Any]
 # How long closing a connection may keep interrupting what its thread runs: 10 s.
@@ -160,7 +169,8 @@ class Reader:
             return
         self.retired = True
         raise StoreError(
-            f"the store at {self.path} changed while it was being read (the Magnotia app started); try the call again"
+            f"the store at {shown(self.path)} changed while it was being read (the Magnotia app started); "
+            "try the call again"
         )
 
     def _same_file(self) -> bool:
