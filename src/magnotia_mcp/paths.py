@@ -14,6 +14,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from platformdirs.api import PlatformDirsABC
 
 APP_ID = "com.magnotia.app"
 DB_FILE_NAME = "magnotia.db"
@@ -21,12 +25,16 @@ ENV_VAR = "MAGNOTIA_DB"
 DIR_ENV_VAR = "MAGNOTIA_DATA_DIR"
 
 
-def default_db_path() -> Path:
-    """The path the desktop app uses: platformdirs' user data dir, roaming on Windows."""
-    # Imported here: platformdirs costs start-up time and is only needed without --db.
-    from platformdirs import user_data_dir
+def default_db_path(dirs: type[PlatformDirsABC] | None = None) -> Path:
+    """The path the desktop app uses: platformdirs' user data dir, roaming on Windows.
 
-    return Path(user_data_dir(APP_ID, appauthor=False, roaming=True)) / DB_FILE_NAME
+    dirs: platformdirs' class for another OS (tests); this OS's by default.
+    """
+    # Imported here: platformdirs costs start-up time and is only needed without --db.
+    from platformdirs import PlatformDirs
+
+    found = (dirs or PlatformDirs)(APP_ID, appauthor=False, roaming=True).user_data_dir
+    return Path(found) / DB_FILE_NAME
 
 
 def _setting(environ: Mapping[str, str], name: str) -> str | None:
