@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp import __version__, log
 from magnotia_mcp.paths import DIR_ENV_VAR, ENV_VAR, resolve_db_path
@@ -24,7 +24,9 @@ Claude Code, Cursor, VS Code, Goose, ...) over stdin/stdout. It opens the store
 strictly read-only and never changes it.
 
 commands:
-  serve    run the MCP server on stdin/stdout (the default; hosts start this)
+  serve    run the MCP server on stdin/stdout (the default; hosts start this);
+           serve --http [HOST:]PORT serves Streamable HTTP at http://HOST:PORT/mcp instead (opt-in,
+           bearer token required; pip install 'magnotia-mcp[http]')
   doctor   check the store, list the hosts configured to start this server, print host
            configuration (exit 1 if anything is wrong; --json for scripts)
   install HOST    add this server to HOST's own config file (or `claude mcp add` for Claude Code)
@@ -66,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="magnotia-mcp",
         usage="magnotia-mcp [serve|doctor] [--db PATH] [--demo] [--log-level LEVEL] [--call-timeout SECONDS] "
         "[--timezone NAME] [--json]\n"
+        "       magnotia-mcp serve --http [HOST:]PORT [--token-file PATH] [--no-auth] [--allow-origin ORIGIN] "
+        "[--allow-host HOST]\n"
         "       magnotia-mcp install|uninstall HOST [--channel package|executable|docker] [--db PATH] [--name NAME] "
         "[--dry-run] [--config PATH] [--force] [--command PATH] [--image IMAGE] [--engine ENGINE]",
         description=DESCRIPTION,
@@ -104,9 +108,42 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: $MAGNOTIA_TZ, else the system's local zone)",
     )
     parser.add_argument("--json", action="store_true", help="doctor: print one JSON object instead of text")
+    _add_http_options(parser)
     _add_install_options(parser)
     parser.add_argument("--version", action="version", version=f"magnotia-mcp {__version__}")
     return parser
+
+
+def _add_http_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "serve --http (opt-in)",
+        "Streamable HTTP at http://HOST:PORT/mcp instead of stdin/stdout; a bearer token is required "
+        "(see README, HTTP)",
+    )
+    group.add_argument("--http", metavar="[HOST:]PORT", help="serve MCP over HTTP on HOST (default 127.0.0.1) and PORT")
+    group.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="read the bearer token from PATH (default: $MAGNOTIA_MCP_TOKEN, else one generated once and "
+        "kept in the user's config folder, mode 0600)",
+    )
+    group.add_argument(
+        "--no-auth", action="store_true", help="accept requests without a token (only with a loopback HOST)"
+    )
+    group.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="also accept requests whose Origin header is ORIGIN (repeatable); others are refused with 403",
+    )
+    group.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="also accept requests whose Host header is HOST (repeatable; DNS-rebinding protection)",
+    )
 
 
 def _add_install_options(parser: argparse.ArgumentParser) -> None:
@@ -171,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
         except UnknownZone as exc:
             log.error(f"{exc} (from {origin})")
             return 2
+    if args.http is not None:
+        return _serve_http(args)
     if args.demo:
         return _serve_demo(args.call_timeout)
     try:
@@ -179,6 +218,70 @@ def main(argv: list[str] | None = None) -> int:
         log.error(f"cannot work out where the Magnotia store is ({exc}); pass --db PATH")
         return 2
     return _serve(path, origin, args.call_timeout)
+
+
+def _serve_http(args: argparse.Namespace) -> int:
+    """serve --http: the same server and store, framed by the HTTP transport (magnotia_mcp.http)."""
+    try:
+        from magnotia_mcp import http
+    except ImportError as exc:  # uvicorn missing
+        log.error(f"--http needs the optional dependency: pip install 'magnotia-mcp[http]' ({exc})")
+        return 2
+    from magnotia_mcp.bearer import TokenError, load_token
+
+    try:
+        host, port = http.parse_bind(args.http)
+    except ValueError as exc:
+        log.error(f"--http: {exc}")
+        return 2
+    token: str | None = None
+    if args.no_auth:
+        if not http.is_loopback(host):
+            log.error(
+                f"--no-auth is refused on {host}: only a loopback address (127.0.0.1, ::1) may go without a token"
+            )
+            return 2
+        log.warning("--no-auth: any local process may call this server")
+    else:
+        try:
+            token, source, created = load_token(args.token_file)
+        except TokenError as exc:
+            log.error(str(exc))
+            return 2
+        if source.startswith("$") or source == args.token_file:
+            log.info(f"bearer token from {source}")
+        else:
+            log.info(f"bearer token ({'new, ' if created else ''}kept in {source}): {token}")
+    settings = http.Settings(
+        host=host, port=port, token=token, allow_origins=args.allow_origin, allow_hosts=args.allow_host
+    )
+    if args.demo:
+        import tempfile
+
+        from magnotia_mcp.demo import build_sample_store
+
+        with tempfile.TemporaryDirectory(prefix="magnotia-demo-") as tmp:
+            path = build_sample_store(Path(tmp) / "magnotia.db")
+            return _run_http(http, path, "the sample store", args.call_timeout, settings)
+    try:
+        path, origin = resolve_db_path(args.db)
+    except Exception as exc:
+        log.error(f"cannot work out where the Magnotia store is ({exc}); pass --db PATH")
+        return 2
+    return _run_http(http, path, f"from {origin}", args.call_timeout, settings)
+
+
+def _run_http(http: Any, path: Path, origin: str, call_timeout: float, settings: Any) -> int:
+    from magnotia_mcp.methods import new_server
+
+    def open_store() -> Store:
+        from magnotia_mcp.store.pool import Store
+
+        return Store(path)
+
+    shared = new_server(open_store, call_timeout=call_timeout)  # owns the one store every request reads
+    log.info(f"serving {path} ({origin}), read-only")
+    return int(http.run(lambda: new_server(lambda: shared.store, call_timeout=call_timeout), settings, shared.close))
 
 
 def _serve(path: Path, origin: str, call_timeout: float) -> int:

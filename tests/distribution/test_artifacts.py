@@ -86,9 +86,14 @@ def check_metadata(meta: email.message.Message) -> None:
     assert all(u.startswith("https://") for u in urls.values()), urls
     assert meta["Description-Content-Type"] == "text/markdown"
     assert "# magnotia-mcp" in meta.get_payload(), "the README is the long description"
-    # Runtime dependencies stay few: the three the server imports, and tzdata on Windows.
-    requires = sorted(r.split(";")[0].split(">")[0].strip() for r in meta.get_all("Requires-Dist") or [])
+    # Runtime dependencies stay few: the three the server imports, and tzdata on Windows;
+    # the opt-in HTTP transport's only as the "http" extra.
+    every = meta.get_all("Requires-Dist") or []
+    requires = sorted(r.split(";")[0].split(">")[0].strip() for r in every if "extra ==" not in r)
     assert requires == ["aiosqlite", "platformdirs", "snowballstemmer", "tzdata"], requires
+    extras = sorted(r.split(";")[0].split(">")[0].strip() for r in every if "extra ==" in r)
+    assert extras == ["h11", "uvicorn"], extras
+    assert meta.get_all("Provides-Extra") == ["http"]
 
 
 def test_the_artifact_is_named_for_the_source_version(artifact: Path) -> None:

@@ -1,0 +1,457 @@
+"""The Streamable HTTP transport (opt-in, ``serve --http``): HTTP in, the same ``Server`` as stdio, JSON or SSE out.
+
+uvicorn (with h11) parses HTTP; this module is a thin ASGI app that checks the request
+(Host, Origin, bearer token, method, headers, body size) and hands the body, one JSON-RPC
+message, to ``Server.submit`` exactly as stdio hands it a line. It imports uvicorn only in
+``run``; nothing on the stdio path imports this module.
+
+No sessions: every POST stands alone. 2026-07-28 requests carry their revision in
+``_meta`` (stateless by design); for the older revisions the ``MCP-Protocol-Version``
+header names the revision (``2025-03-26`` when absent, as the spec says), ``initialize`` is
+answered without an ``Mcp-Session-Id``, and GET and DELETE get 405 (no server-initiated
+stream, nothing to terminate). Each request gets its own ``Server`` sharing one store, so
+requests of different clients never share protocol state.
+
+Answers: ``application/json`` (one JSON object), unless the request asked for progress
+(``_meta.progressToken``) and the client accepts ``text/event-stream``, or the client
+accepts only ``text/event-stream``: then an SSE stream carrying the progress notifications
+and, last, the response.
+
+Bounds: bodies over ``MAX_BODY_BYTES`` get 413; at most ``stdio.MAX_PENDING`` calls run
+at once and ``MAX_WAITING`` more wait for a slot, beyond which 503 (with Retry-After: the
+server is busy, not the client at fault, so not 429).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import hmac
+import ipaddress
+import json
+import re
+import socket
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl
+
+import uvicorn
+
+from magnotia_mcp import __version__, jsonrpc, log, revisions
+from magnotia_mcp.errors import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    InvalidRequest,
+    ProtocolError,
+)
+from magnotia_mcp.lines import MAX_LINE_BYTES
+from magnotia_mcp.server import META_VERSION, Server
+from magnotia_mcp.stdio import MAX_PENDING
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+SendASGI = Callable[[Message], Awaitable[None]]
+
+PATH = "/mcp"
+MAX_BODY_BYTES = MAX_LINE_BYTES  # the same limit as one stdio line
+MAX_WAITING = 64  # calls waiting for one of the MAX_PENDING slots; beyond: 503
+HEADER_MISMATCH = -32020  # 2026-07-28: an HTTP header disagrees with the body
+# 2026-07-28: the HTTP status of a JSON-RPC error (others: 200).
+MODERN_ERROR_STATUS = {
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+}
+# The body param each 2026-07-28 method mirrors in the Mcp-Name header.
+NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# Query parameters that would carry a credential: refused, as URLs end up in logs.
+TOKEN_PARAMS = frozenset({"token", "access_token", "auth", "authorization", "api_key", "key", "bearer"})
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+
+class Mismatch(ProtocolError):
+    code = HEADER_MISMATCH
+
+
+@dataclass
+class Settings:
+    """What ``serve --http`` was told: the bind address, the token, and what widens the checks."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    token: str | None = None  # None: --no-auth (loopback only)
+    allow_origins: list[str] = field(default_factory=list)
+    allow_hosts: list[str] = field(default_factory=list)
+    timeout_keep_alive: float = 5.0
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_bind(value: str) -> tuple[str, int]:
+    """``[HOST:]PORT`` (an IPv6 host in brackets) as (host, port); ValueError if it is neither."""
+    host, sep, port_text = value.rpartition(":")
+    if not sep:
+        host, port_text = "127.0.0.1", value
+    host = host.strip("[]") or "127.0.0.1"
+    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise ValueError(f"{value!r} is not [HOST:]PORT (a port is 0 to 65535)")
+    return host, int(port_text)
+
+
+class App:
+    """The ASGI application: ``/mcp`` answered by per-request Servers over one shared store."""
+
+    def __init__(self, new_server: Callable[[], Server], settings: Settings) -> None:
+        self.new_server = new_server
+        self.settings = settings
+        self.token = settings.token.encode() if settings.token is not None else None
+        self.slots = asyncio.Semaphore(MAX_PENDING)
+        self.waiting = 0
+        self.allowed_hosts: set[str] | None = None
+        self.allowed_origins: set[str] = {o.rstrip("/").lower() for o in settings.allow_origins}
+        self.bound(settings.port)
+
+    def bound(self, port: int) -> None:
+        """Set the checks that depend on the port actually bound (0 picks a free one)."""
+        settings = self.settings
+        names = list(LOOPBACK_NAMES) if is_loopback(settings.host) else []
+        own = [f"{name}:{port}" for name in names]
+        self.allowed_origins |= {f"http://{h}" for h in own}
+        hosts = {h.lower() for h in settings.allow_hosts}
+        hosts |= {f"{h}:{port}" for h in hosts if not h.rpartition(":")[2].isdigit()}
+        if names:  # DNS-rebinding protection: a loopback server answers only to loopback names
+            self.allowed_hosts = set(own) | set(names) | hosts
+        elif hosts:
+            self.allowed_hosts = hosts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: SendASGI) -> None:
+        if scope["type"] != "http":
+            return  # lifespan is off; websockets are not served
+        headers = _headers(scope)
+        status, reason = self.refuse(scope, headers)
+        if status:
+            extra = [(b"www-authenticate", b"Bearer" + reason)] if status == 401 else []
+            await _reply(send, status, _refusal(reason), extra)
+            return
+        if scope["method"] != "POST":
+            await _reply(
+                send,
+                405,
+                _refusal(b"only POST: this server keeps no sessions and opens no GET stream"),
+                [(b"allow", b"POST")],
+            )
+            return
+        await self.post(headers, receive, send)
+
+    def refuse(self, scope: Scope, headers: dict[str, str]) -> tuple[int, bytes]:
+        """The status (0: none) and reason refusing a request before its body is read."""
+        host = headers.get("host", "").lower()
+        if self.allowed_hosts is not None and host not in self.allowed_hosts:
+            return 403, b"Host not allowed (DNS-rebinding protection; see --allow-host)"
+        origin = headers.get("origin")
+        if origin is not None and origin.rstrip("/").lower() not in self.allowed_origins:
+            return 403, b"Origin not allowed (see --allow-origin)"
+        if scope["path"] != PATH:
+            return 404, b"not found: the MCP endpoint is /mcp"
+        query = scope.get("query_string", b"").decode("latin-1")
+        if any(k.lower() in TOKEN_PARAMS for k, _ in parse_qsl(query, keep_blank_values=True)):
+            return 400, b' error="invalid_request", a credential in the URL is refused: send Authorization: Bearer'
+        if self.token is not None:
+            scheme, _, given = headers.get("authorization", "").partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self.token):
+                return 401, b' error="invalid_token"' if given else b""
+        return 0, b""
+
+    async def post(self, headers: dict[str, str], receive: Receive, send: SendASGI) -> None:
+        accept = _media_types(headers.get("accept", ""))
+        wants_json = bool(accept & {"application/json", "application/*", "*/*"})
+        wants_sse = bool(accept & {"text/event-stream", "text/*", "*/*"})
+        if not (wants_json or wants_sse):
+            await _reply(send, 406, _refusal(b"Accept must list application/json and text/event-stream"))
+            return
+        if headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+            await _reply(send, 415, _refusal(b"Content-Type must be application/json"))
+            return
+        length = headers.get("content-length", "")
+        if length.isdigit() and int(length) > MAX_BODY_BYTES:
+            await _reply(send, 413, _refusal(b"request body too large"))
+            return
+        body = await _read_body(receive)
+        if body is None:
+            await _reply(send, 413, _refusal(b"request body too large"))
+            return
+        try:
+            message = jsonrpc.decode(body)
+        except ProtocolError as exc:
+            await _reply(send, 400, jsonrpc.encode(jsonrpc.error(None, exc)))
+            return
+        try:
+            revision, modern = self.revision(message, headers)
+        except ProtocolError as exc:
+            await _reply(send, 400, jsonrpc.encode(jsonrpc.error(jsonrpc.request_id(message), exc)))
+            return
+        if _needs_no_answer(message):
+            if isinstance(message, dict) and "method" in message:
+                server = self.new_server()
+                server.legacy_revision = revision
+                server.submit(body, lambda _data: None)  # a notification: cancellation finds nothing here
+            await _reply(send, 202, b"", content_type=None)
+            return
+        use_sse = wants_sse and (not wants_json or _asks_progress(message))
+        await self.answer(body, revision, modern, use_sse, send)
+
+    def revision(self, message: object, headers: dict[str, str]) -> tuple[str, bool]:
+        """The revision a message speaks (and whether it is 2026-07-28 or later); checks MCP-Protocol-Version."""
+        header = headers.get("mcp-protocol-version")
+        params = message.get("params") if isinstance(message, dict) else None
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        body_version = meta.get(META_VERSION) if isinstance(meta, dict) else None
+        if body_version is not None or header in revisions.MODERN:
+            if header != body_version:
+                raise Mismatch("MCP-Protocol-Version header does not match params._meta's protocol version")
+            method = message.get("method") if isinstance(message, dict) else None
+            if headers.get("mcp-method") != method:
+                raise Mismatch("Mcp-Method header does not match the request body's method")
+            key = NAME_BEARING.get(method) if isinstance(method, str) else None
+            value = params.get(key) if key and isinstance(params, dict) else None
+            if value is not None and _header_value(headers.get("mcp-name")) != value:
+                raise Mismatch(f"Mcp-Name header does not match the request body's {key!r}")
+            return (body_version if body_version in revisions.MODERN else revisions.MODERN[-1]), True
+        if header is None:
+            return "2025-03-26", False
+        if header not in revisions.LEGACY:
+            raise InvalidRequest(
+                f"unsupported MCP-Protocol-Version {header!r} (supported: {', '.join(revisions.KNOWN)})"
+            )
+        return header, False
+
+    async def answer(self, body: bytes, revision: str, modern: bool, use_sse: bool, send: SendASGI) -> None:
+        """Run one request on its own Server and write what it sends: one JSON object, or an SSE stream."""
+        server = self.new_server()
+        server.legacy_revision = None if modern else revision
+        out: asyncio.Queue[bytes] = asyncio.Queue()
+        task = server.submit(body, out.put_nowait, inline_only=True)
+        slot = False
+        if task is not None:  # needs the loop: a slot first
+            if self.slots.locked() and self.waiting >= MAX_WAITING:
+                await _reply(
+                    send, 503, _refusal(b"busy: too many calls in flight, retry shortly"), [(b"retry-after", b"1")]
+                )
+                return
+            self.waiting += 1
+            try:
+                await self.slots.acquire()
+            finally:
+                self.waiting -= 1
+            slot = True
+        try:
+            if task is not None:
+                task = server.submit(body, out.put_nowait)
+            if use_sse:
+                await self.stream(out, task, send)
+            else:
+                if isinstance(task, asyncio.Future):
+                    await task
+                messages = _drain(out)
+                last = messages[-1] if messages else b""
+                await _reply(send, _status(last, modern), last)
+        finally:
+            if isinstance(task, asyncio.Future) and not task.done():
+                task.cancel()  # the client went away
+            if slot:
+                self.slots.release()
+
+    @staticmethod
+    async def stream(out: asyncio.Queue[bytes], task: object, send: SendASGI) -> None:
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")],
+            }
+        )
+        while True:
+            if out.empty() and isinstance(task, asyncio.Future) and not task.done():
+                getter = asyncio.ensure_future(out.get())
+                await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+                if getter.done():
+                    out.put_nowait(getter.result())
+                else:
+                    getter.cancel()
+            messages = _drain(out)
+            for data in messages:
+                await send(
+                    {
+                        "type": "http.response.body",
+                        "body": b"event: message\ndata: " + data + b"\n\n",
+                        "more_body": True,
+                    }
+                )
+            if out.empty() and not (isinstance(task, asyncio.Future) and not task.done()):
+                break
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _drain(out: asyncio.Queue[bytes]) -> list[bytes]:
+    items = []
+    while not out.empty():
+        items.append(out.get_nowait())
+    return items
+
+
+def _status(answer: bytes, modern: bool) -> int:
+    """200, or for an error: 400 when the body was no usable request, and what 2026-07-28 names."""
+    try:
+        reply = json.loads(answer) if answer else None
+    except ValueError:
+        return 200
+    if not isinstance(reply, dict) or not isinstance(error := reply.get("error"), dict):
+        return 200
+    if reply.get("id") is None:
+        return 400
+    code = error.get("code")
+    return MODERN_ERROR_STATUS.get(code, 200) if modern and isinstance(code, int) else 200
+
+
+def _needs_no_answer(message: object) -> bool:
+    """A notification, or a client's response (this server sends no requests): 202."""
+    if isinstance(message, list):
+        return bool(message) and all(_needs_no_answer(m) for m in message)
+    if not isinstance(message, dict):
+        return False
+    if "method" in message:
+        return "id" not in message
+    return "id" in message and ("result" in message or "error" in message)
+
+
+def _asks_progress(message: object) -> bool:
+    params = message.get("params") if isinstance(message, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and jsonrpc.is_id(meta.get("progressToken"))
+
+
+def _header_value(value: str | None) -> str | None:
+    """An Mcp-Name value, decoding the ``=?base64?...?=`` form used for non-ASCII names."""
+    if value is None:
+        return None
+    match = re.fullmatch(r"=\?base64\?(.*)\?=", value)
+    if match is None:
+        return value
+    try:
+        return base64.b64decode(match.group(1), validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    """Request headers by lowercase name (a repeated one: its values joined with a comma)."""
+    found: dict[str, str] = {}
+    for raw_name, raw_value in scope["headers"]:
+        name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
+        found[name] = f"{found[name]}, {value}" if name in found else value
+    return found
+
+
+def _media_types(accept: str) -> set[str]:
+    return {part.split(";")[0].strip().lower() for part in accept.split(",") if part.strip()}
+
+
+def _refusal(reason: bytes) -> bytes:
+    """A refusal's body: a JSON-RPC error without an id, as the spec allows."""
+    text = reason.decode().lstrip(" ").removeprefix('error="invalid_request", ').removeprefix('error="invalid_token"')
+    return jsonrpc.encode(jsonrpc.error(None, InvalidRequest(text or "missing or invalid bearer token")))
+
+
+async def _read_body(receive: Receive) -> bytes | None:
+    """The request body, or None once it passes MAX_BODY_BYTES (the rest is not read)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return b"".join(chunks)
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def _reply(
+    send: SendASGI,
+    status: int,
+    body: bytes,
+    extra: Iterable[tuple[bytes, bytes]] = (),
+    *,
+    content_type: bytes | None = b"application/json",
+) -> None:
+    headers = [(b"content-type", content_type)] if content_type and body else []
+    await send({"type": "http.response.start", "status": status, "headers": [*headers, *extra]})
+    await send({"type": "http.response.body", "body": body})
+
+
+# -- running it ---------------------------------------------------------------------
+
+
+def run(new_server: Callable[[], Server], settings: Settings, on_exit: Callable[[], Awaitable[None]]) -> int:
+    """Bind, say where on stderr ("listening on http://HOST:PORT/mcp"), serve until SIGINT/SIGTERM."""
+    family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((settings.host, settings.port))
+    except OSError as exc:
+        sock.close()
+        log.error(f"cannot listen on {settings.host}:{settings.port}: {exc.strerror}")
+        return 1
+    sock.listen(128)
+    sock.setblocking(False)
+    port = sock.getsockname()[1]
+    app = App(new_server, settings)
+    app.bound(port)
+    config = uvicorn.Config(
+        app,
+        http="h11",
+        loop="asyncio",
+        lifespan="off",
+        log_config=None,
+        access_log=False,  # never log request lines: they are where a token would show
+        server_header=False,
+        timeout_keep_alive=int(settings.timeout_keep_alive),
+        limit_concurrency=MAX_PENDING + MAX_WAITING + 64,
+        h11_max_incomplete_event_size=64 * 1024,
+    )
+    server = uvicorn.Server(config)
+    shown = f"[{settings.host}]" if family == socket.AF_INET6 else settings.host
+
+    async def main() -> None:
+        log.info(f"magnotia-mcp {__version__} listening on http://{shown}:{port}{PATH}")
+        try:
+            await server.serve(sockets=[sock])
+        finally:
+            await on_exit()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(main())
+    return 0
+
+
+__all__ = ["MAX_BODY_BYTES", "MAX_WAITING", "PATH", "App", "Settings", "is_loopback", "parse_bind", "run"]
