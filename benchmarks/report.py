@@ -150,7 +150,9 @@ def targets(size: int, v: Json) -> list[tuple[str, float | None, bool | None]]:
     if size >= TARGET_SIZE:
         for tool in TOOLS:
             lim = P99_TARGET_MS[tool]
-            at_most(f"{tool} p99 <= {lim:g} ms", v["tools"][tool]["server"].get("p99"), lim)
+            # The workshop's calls have targets of their own (below): these judge the ordinary ones.
+            ordinary = sorted(c[3] for c in v["calls"] if c[0] == tool and not c[1].startswith("workshop") and c[3])
+            at_most(f"{tool} p99 <= {lim:g} ms (all but the workshop's calls)", pct(ordinary, 99), lim)
         at_most(
             f"search_transcripts p50 <= {SEARCH_P50_TARGET_MS:g} ms",
             v["tools"]["search_transcripts"]["server"].get("p50"),
