@@ -170,12 +170,21 @@ def test_a_time_window_on_a_transcript_without_segments_says_to_use_offset(
             read(loop, reader, whole=whole, transcript_id="no-segments", start_ms=0)
 
 
-def test_a_list_page_has_a_long_transcripts_speakers(loop: asyncio.AbstractEventLoop, reader: Reader) -> None:
-    """The list reads a long row's speakers through the layout cache, not its SQL subquery: same answer."""
+def test_a_list_page_has_a_long_transcripts_speakers_and_preview(
+    loop: asyncio.AbstractEventLoop, reader: Reader
+) -> None:
+    """The list reads a long row's speakers and preview through the layout cache: the same page as read in SQL."""
     page, _ = loop.run_until_complete(transcripts.list_transcripts(reader, limit=10))
     speakers = {r["id"]: r["speakers"] for r in page}
     assert speakers["long"][-1] == LATE
     assert set(speakers["long"]) == {"Ana", "Bo", LATE}
+    saved = layouts.LONG_TEXT_BYTES
+    layouts.LONG_TEXT_BYTES = 1 << 62
+    try:
+        in_sql, _ = loop.run_until_complete(transcripts.list_transcripts(reader, limit=10))
+    finally:
+        layouts.LONG_TEXT_BYTES = saved
+    assert page == in_sql
 
 
 def _hits(loop: asyncio.AbstractEventLoop, reader: Reader, text: str, *, whole: bool) -> dict[str, dict[str, Any]]:

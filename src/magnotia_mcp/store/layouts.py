@@ -128,6 +128,9 @@ PLACEMENT = (
     " json_group_array(start_ms) AS starts, json_group_array(end_ms) AS ends, min(id) AS lo, max(id) AS hi"
     " FROM (SELECT id, seq, text, start_ms, end_ms FROM segments WHERE transcript_id = :id ORDER BY seq)"
 )
+# The start of the text a list shows (formatted, else raw): reaching the formatted text walks the
+# raw text's overflow pages (about 1 ms for the 10-hour meeting), so a long row's is kept too.
+HEAD = "SELECT substr(coalesce(formatted_text, raw_text), 1, :n) AS head FROM transcripts WHERE id = :id"
 # Only the speakers, for a list page.
 SPEAKERS = (
     "SELECT json_group_array(DISTINCT speaker) AS speakers_json FROM (SELECT speaker FROM segments"
@@ -229,3 +232,14 @@ async def speakers(db: Reader, transcript_id: str) -> list[str]:
         names = json.loads(row["speakers_json"]) if row else []
         _CACHE.put(key, names)
     return names
+
+
+async def head(db: Reader, transcript_id: str, chars: int) -> str:
+    """The first chars characters of a long transcript's formatted (else raw) text, cached."""
+    key = _key(db, f"head {chars}", transcript_id)
+    found: str | None = _CACHE.get(key)
+    if found is None:
+        row = await db.one(HEAD, {"id": transcript_id, "n": chars})
+        found = (row["head"] or "") if row else ""
+        _CACHE.put(key, found)
+    return found

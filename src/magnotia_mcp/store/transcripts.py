@@ -41,11 +41,14 @@ _SPEAKERS = (
 SHORT = "(:long IS NULL OR length(CAST(raw_text AS BLOB)) <= :long)"
 SPEAKERS_JSON = f"CASE WHEN {SHORT} THEN {_SPEAKERS} END AS speakers_json"
 
-# 801 characters: one more than the preview reads, so it knows the text goes on.
-# A prefix costs what it holds, however long the text.
+# 801 characters: one more than the preview reads, so it knows the text goes on. A long row's
+# comes from ``layouts`` (reaching its formatted text walks the raw text's overflow pages).
+HEAD_CHARS = 801
 LIST_TRANSCRIPTS = (
     "SELECT id, title, source, language, created_at, duration_ms,"
-    " substr(coalesce(formatted_text, raw_text), 1, 801) AS head, " + SPEAKERS_JSON + " FROM transcripts WHERE 1"
+    f" CASE WHEN {SHORT} THEN substr(coalesce(formatted_text, raw_text), 1, {HEAD_CHARS}) END AS head, "
+    + SPEAKERS_JSON
+    + " FROM transcripts WHERE 1"
 )
 SINCE = " AND created_at >= :since"
 UNTIL = " AND created_at < :until"
@@ -124,7 +127,9 @@ async def list_transcripts(
     rows = await db.all(sql, params)
     page = []
     for r in rows[:limit]:
-        names = r["speakers_json"]
+        names, head = r["speakers_json"], r["head"]
+        if names is None:  # a long transcript: both come from the cache
+            head = await layouts.head(db, r["id"], HEAD_CHARS)
         page.append(
             {
                 "id": r["id"],
@@ -133,7 +138,7 @@ async def list_transcripts(
                 "language": r["language"],
                 "created_at": r["created_at"],
                 "duration_ms": r["duration_ms"],
-                "preview": preview(r["head"] or ""),
+                "preview": preview(head or ""),
                 "speakers": json.loads(names) if names is not None else await layouts.speakers(db, r["id"]),
             }
         )
