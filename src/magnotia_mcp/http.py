@@ -49,6 +49,7 @@ from magnotia_mcp.errors import (
     InvalidRequest,
     ProtocolError,
 )
+from magnotia_mcp.jsonrpc import JSON, RequestId
 from magnotia_mcp.lines import MAX_LINE_BYTES
 from magnotia_mcp.server import META_VERSION, Server
 from magnotia_mcp.stdio import MAX_PENDING
@@ -124,6 +125,8 @@ class App:
         self.slots = asyncio.Semaphore(MAX_PENDING)
         self.waiting = 0
         self.allowed_hosts: set[str] | None = None
+        # Calls in flight by request id, for notifications/cancelled (which comes in its own POST).
+        self.calls: dict[RequestId, list[Server]] = {}
         self.allowed_origins: set[str] = {o.rstrip("/").lower() for o in settings.allow_origins}
         self.bound(settings.port)
 
@@ -208,13 +211,23 @@ class App:
             return
         if _needs_no_answer(message):
             if isinstance(message, dict) and "method" in message:
-                server = self.new_server()
-                server.legacy_revision = revision
-                server.submit(body, lambda _data: None)  # a notification: cancellation finds nothing here
+                self.notify(message, body, revision)
             await _reply(send, 202, b"", content_type=None)
             return
         use_sse = wants_sse and (not wants_json or _asks_progress(message))
-        await self.answer(body, revision, modern, use_sse, send)
+        await self.answer(body, jsonrpc.request_id(message), revision, modern, use_sse, send)
+
+    def notify(self, message: JSON, body: bytes, revision: str) -> None:
+        """A notification: notifications/cancelled goes to the one call in flight with that id, if just one."""
+        params = message.get("params")
+        target = params.get("requestId") if isinstance(params, dict) else None
+        servers = self.calls.get(target, []) if isinstance(target, (str, int)) and jsonrpc.is_id(target) else []
+        if message.get("method") == "notifications/cancelled" and len(servers) == 1:
+            servers[0].submit(body, lambda _data: None)  # ids are the client's: with several, which is meant is unknown
+            return
+        server = self.new_server()
+        server.legacy_revision = revision
+        server.submit(body, lambda _data: None)
 
     def revision(self, message: object, headers: dict[str, str]) -> tuple[str, bool]:
         """The revision a message speaks (and whether it is 2026-07-28 or later); checks MCP-Protocol-Version."""
@@ -241,7 +254,9 @@ class App:
             )
         return header, False
 
-    async def answer(self, body: bytes, revision: str, modern: bool, use_sse: bool, send: SendASGI) -> None:
+    async def answer(
+        self, body: bytes, request_id: RequestId | None, revision: str, modern: bool, use_sse: bool, send: SendASGI
+    ) -> None:
         """Run one request on its own Server and write what it sends: one JSON object, or an SSE stream."""
         server = self.new_server()
         server.legacy_revision = None if modern else revision
@@ -263,15 +278,23 @@ class App:
         try:
             if task is not None:
                 task = server.submit(body, out.put_nowait)
+                if request_id is not None:
+                    self.calls.setdefault(request_id, []).append(server)
             if use_sse:
                 await self.stream(out, task, send)
             else:
                 if isinstance(task, asyncio.Future):
-                    await task
-                messages = _drain(out)
-                last = messages[-1] if messages else b""
-                await _reply(send, _status(last, modern), last)
+                    await asyncio.wait({task})  # cancelled by the client: no response
+                answer = _response(_drain(out))
+                if answer is None:
+                    await _reply(send, 204, b"", content_type=None)  # cancelled: nothing to say
+                else:
+                    await _reply(send, _status(answer, modern), answer)
         finally:
+            if request_id is not None and server in self.calls.get(request_id, ()):
+                self.calls[request_id].remove(server)
+                if not self.calls[request_id]:
+                    del self.calls[request_id]
             if isinstance(task, asyncio.Future) and not task.done():
                 task.cancel()  # the client went away
             if slot:
@@ -313,6 +336,14 @@ def _drain(out: asyncio.Queue[bytes]) -> list[bytes]:
     while not out.empty():
         items.append(out.get_nowait())
     return items
+
+
+def _response(messages: list[bytes]) -> bytes | None:
+    """The response among what the server sent (the rest are progress notifications), None if cancelled."""
+    for data in reversed(messages):
+        if not data.startswith(b'{"jsonrpc":"2.0","method":'):
+            return data
+    return None
 
 
 def _status(answer: bytes, modern: bool) -> int:

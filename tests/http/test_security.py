@@ -16,7 +16,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from tests.http.conftest import TOKEN, HttpServer
+import pytest
+
+from tests.e2e.test_concurrency import ENDLESS, ROWS, TEXT_CHARS, build_big_store, search
+from tests.http.conftest import TOKEN, HttpServer, start
 from tests.support.protocol import MODERN, modern_meta
 from tests.support.sample import Sample
 from tests.support.server import Launcher
@@ -214,3 +217,41 @@ def test_token_file(launch: Callable[..., HttpServer], tmp_path: Path) -> None:
     server = launch(["--token-file", str(path)])
     assert post(server, LIST_TASKS, token="from-a-file")[0] == 200
     assert post(server, LIST_TASKS, token=TOKEN)[0] == 401
+
+
+@pytest.fixture(scope="module")
+def big_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_big_store(tmp_path_factory.mktemp("big") / "magnotia.db", ROWS, TEXT_CHARS)
+
+
+def test_progress_over_sse_and_cancellation_from_another_post(launcher: Launcher, big_store: Path) -> None:
+    """A search asking for progress gets an SSE stream; notifications/cancelled in its own POST stops it unanswered."""
+    server = start(launcher, big_store, [], {"MAGNOTIA_MCP_TOKEN": TOKEN})
+    try:
+        conn = http.client.HTTPConnection(server.host_port, timeout=60)
+        headers = {"Content-Type": "application/json", "Accept": JSON_AND_SSE, "Authorization": f"Bearer {TOKEN}"}
+        call = {"jsonrpc": "2.0", "id": "long", "method": "tools/call", "params": search(ENDLESS, "tok")}
+        conn.request("POST", "/mcp", body=json.dumps(call).encode(), headers=headers)
+        response = conn.getresponse()
+        assert response.status == 200
+        assert response.getheader("content-type") == "text/event-stream"
+        first = json.loads(_next_event(response))
+        assert first["method"] == "notifications/progress"
+        assert first["params"]["progressToken"] == "tok"
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "long"}}
+        assert post(server, cancel)[0] == 202
+        rest = response.read()  # the stream ends: the cancelled call is never answered
+        events = [json.loads(line[6:]) for line in rest.splitlines() if line.startswith(b"data: ")]
+        assert all(e.get("method") == "notifications/progress" for e in events), events
+        conn.close()
+        assert post(server, LIST_TASKS)[0] == 200  # and its slot is free again
+    finally:
+        server.stop()
+
+
+def _next_event(response: http.client.HTTPResponse) -> bytes:
+    while True:
+        line = response.readline()
+        assert line, "the stream ended"
+        if line.startswith(b"data: "):
+            return line[6:]
