@@ -435,6 +435,7 @@ async def _reply(
     content_type: bytes | None = b"application/json",
 ) -> None:
     headers = [(b"content-type", content_type)] if content_type and body else []
+    headers.append((b"content-length", str(len(body)).encode()))
     await send({"type": "http.response.start", "status": status, "headers": [*headers, *extra]})
     await send({"type": "http.response.body", "body": body})
 
