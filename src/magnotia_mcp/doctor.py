@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from magnotia_mcp import __version__
+from magnotia_mcp.bearer import ENV_VAR as TOKEN_ENV_VAR
+from magnotia_mcp.bearer import saved_token_path
 from magnotia_mcp.errors import StoreError
 from magnotia_mcp.install import edit
 from magnotia_mcp.install.hosts import HOSTS, config_path
@@ -96,6 +98,18 @@ def configured_hosts() -> list[dict[str, Any]]:
     return found
 
 
+def http_token() -> dict[str, Any]:
+    """Which bearer token ``serve --http`` would use, without making one (doctor changes nothing)."""
+    path = saved_token_path()
+    if os.environ.get(TOKEN_ENV_VAR, "").strip():
+        return {"from": "env", "env": TOKEN_ENV_VAR, "file": str(path), "token": None}
+    try:
+        saved = path.read_text(encoding="utf-8").strip() or None
+    except (OSError, UnicodeDecodeError):
+        saved = None
+    return {"from": "file" if saved else "none", "env": TOKEN_ENV_VAR, "file": str(path), "token": saved}
+
+
 def run_doctor(db_flag: str | None, *, demo: bool = False, as_json: bool = False) -> int:
     out = sys.stdout
     if demo:
@@ -118,6 +132,7 @@ def run_doctor(db_flag: str | None, *, demo: bool = False, as_json: bool = False
     report["hosts"] = hosts
     missing = [h for h in hosts if h.get("command_found") is False]
     report["ok"] = bool(report["store"]["ok"]) and not missing
+    report["http"] = http_token()
     if as_json:
         print(json.dumps(report, indent=2, default=str), file=out)
         return 0 if report["ok"] else 1
@@ -149,6 +164,14 @@ def run_doctor(db_flag: str | None, *, demo: bool = False, as_json: bool = False
                 f"run: magnotia-mcp install {h['host']}",
                 file=out,
             )
+    token = report["http"]
+    print("\nserve --http (opt-in; docs/http.md):", file=out)
+    if token["from"] == "env":
+        print(f"  bearer token: from ${token['env']} (not shown)", file=out)
+    elif token["token"]:
+        print(f"  bearer token: {token['token']}  (saved in {token['file']})", file=out)
+    else:
+        print(f"  bearer token: made at the first serve --http and saved in {token['file']}", file=out)
     print("\nHost configuration (the command below starts this installation):\n", file=out)
     print(host_configs(server_command(db_flag), docker_command(path)), file=out)
     return 0 if report["ok"] else 1
