@@ -46,6 +46,7 @@ from magnotia_mcp.errors import (
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
+    InvalidParams,
     InvalidRequest,
     ProtocolError,
 )
@@ -236,6 +237,8 @@ class App:
         meta = params.get("_meta") if isinstance(params, dict) else None
         body_version = meta.get(META_VERSION) if isinstance(meta, dict) else None
         if body_version is not None or header in revisions.MODERN:
+            if body_version is None:
+                raise InvalidParams(f"params._meta must carry {META_VERSION!r} (MCP-Protocol-Version is {header!r})")
             if header != body_version:
                 raise Mismatch("MCP-Protocol-Version header does not match params._meta's protocol version")
             method = message.get("method") if isinstance(message, dict) else None
