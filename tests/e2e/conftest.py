@@ -2,6 +2,12 @@
 
 Everything under tests/e2e/ is marked ``e2e``; ``nox -s freeze`` and ``nox -s docker``
 run this folder against the one-file executable and the container image.
+
+Transports: ``start_server`` and ``shared_servers`` serve over stdio, or over Streamable HTTP
+(``serve --http`` on a free loopback port, started by tests/http/conftest.py's ``start``, each
+message a POST: tests/support/http_client.py) for a test or module marked
+``pytest.mark.transports("stdio", "http")``: such tests run once per transport, ids ending
+``[stdio]``/``[http]``, with the same code and the same assertions.
 """
 
 from __future__ import annotations
@@ -11,7 +17,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.http.conftest import TOKEN
+from tests.http.conftest import start as start_http
+from tests.support.http_client import HttpSession
 from tests.support.server import Launcher, ServerProcess, SharedServers, check_clean_exit
+
+TRANSPORTS = ("stdio", "http")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "transports(*names): run the test's servers over each of these (stdio, http); default stdio only"
+    )
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects by marker
@@ -23,13 +40,42 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.e2e)
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test whose servers come from these fixtures runs once per transport its closest marker names."""
+    marker = metafunc.definition.get_closest_marker("transports")
+    if marker is None or "transport" not in metafunc.fixturenames:
+        return
+    unknown = set(marker.args) - set(TRANSPORTS)
+    if unknown or not marker.args:
+        raise pytest.UsageError(f"transports{marker.args}: each must be one of {TRANSPORTS}")
+    # Module scope: a module's tests run grouped by transport, so one set of shared servers is up at a time.
+    metafunc.parametrize("transport", marker.args, scope="module")
+
+
+@pytest.fixture(scope="module")
+def transport() -> str:
+    """stdio, unless the transports marker parametrizes it."""
+    return "stdio"
+
+
+def spawn(
+    launcher: Launcher, transport: str, db: Path | None, extra: list[str], env: dict[str, str] | None
+) -> ServerProcess:
+    if transport == "stdio":
+        return ServerProcess(launcher.argv(db, extra), env=env)
+    if db is None:
+        raise ValueError("over HTTP a test names its store")
+    # start() skips the kinds it cannot serve over HTTP yet, with its reason.
+    return HttpSession(start_http(launcher, db, extra, {**(env or {}), "MAGNOTIA_MCP_TOKEN": TOKEN}), TOKEN)
+
+
 @pytest.fixture
-def start_server(launcher: Launcher) -> Iterator[Callable[..., ServerProcess]]:
+def start_server(launcher: Launcher, transport: str) -> Iterator[Callable[..., ServerProcess]]:
     """Start servers on stores; every one is checked for a clean exit and a clean stdout."""
     started: list[ServerProcess] = []
 
     def start(db: Path | None, *extra: str, env: dict[str, str] | None = None) -> ServerProcess:
-        proc = ServerProcess(launcher.argv(db, list(extra)), env=env)
+        proc = spawn(launcher, transport, db, list(extra), env)
         started.append(proc)
         return proc
 
@@ -39,8 +85,8 @@ def start_server(launcher: Launcher) -> Iterator[Callable[..., ServerProcess]]:
 
 
 @pytest.fixture(scope="module")
-def shared_servers(launcher: Launcher) -> Iterator[SharedServers]:
+def shared_servers(launcher: Launcher, transport: str) -> Iterator[SharedServers]:
     """Long-lived servers for read-only tests of one module; checked for a clean exit at its end."""
-    pool = SharedServers(launcher)
+    pool = SharedServers(launcher, lambda db: spawn(launcher, transport, db, [], None))
     yield pool
     pool.close_all()

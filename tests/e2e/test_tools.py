@@ -26,6 +26,8 @@ from tests.support.textchecks import breaks_cluster
 Start = Callable[..., ServerProcess]
 NewStore = Callable[..., StoreBuilder]
 
+pytestmark = pytest.mark.transports("stdio", "http")
+
 MARKER = "zanzibar"  # appears only in transcripts in the trash
 FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466"
 LONG_TEXT = " ".join(f"word{i}" for i in range(4000))  # ~31 000 characters

@@ -24,6 +24,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -402,16 +403,20 @@ class SharedServers:
 
     For tests that only read: each use starts with ``sync()``, so a stray or
     duplicate response left by an earlier test fails the test that meets it.
+
+    spawn: how a server is started on a store (default: over pipes, by the launcher);
+    the e2e conftest passes one that starts ``serve --http`` for the HTTP transport.
     """
 
-    def __init__(self, launcher: Launcher) -> None:
+    def __init__(self, launcher: Launcher, spawn: Callable[[Path], ServerProcess] | None = None) -> None:
         self.launcher = launcher
+        self.spawn = spawn or (lambda db: ServerProcess(launcher.argv(db)))
         self.servers: dict[tuple[Path, str], ServerProcess] = {}
 
     def get(self, db: Path, revision: str) -> ServerProcess:
         proc = self.servers.get((db, revision))
         if proc is None or proc.proc.poll() is not None:
-            proc = ServerProcess(self.launcher.argv(db))
+            proc = self.spawn(db)
             proc.initialize(revision)
             self.servers[(db, revision)] = proc
         proc.sync()
