@@ -237,8 +237,9 @@ def bench(session: nox.Session) -> None:
 
     Writes benchmarks/results/latest.md and latest.png; every figure comes with the
     in-process sqlite3 floor measured in the same run. Add `-- --frozen dist/magnotia-mcp`
-    to include a frozen build.
+    to include a frozen build. The [http] extra is installed for the HTTP part (`serve --http`
+    next to stdio on the 10k store; a short pass in smoke runs).
     """
     install_project(session)
-    session.install("matplotlib")
+    session.install(".[http]", "matplotlib")
     session.run("python", "benchmarks/run.py", "--console-script", *session.posargs)

@@ -37,6 +37,11 @@ GET_OVERHEAD_TARGET_MS = 0.3
 PINGS_TARGET = 15_000.0
 RSS_TARGET_MIB = 40.0
 TARGET_SIZE = 100_000
+# Issue 12: serve --http, over keep-alive connections, next to stdio in the same run.
+HTTP_P50_EXTRA_MS = 1.0  # per tool: HTTP p50 - stdio p50
+HTTP_PINGS_TARGET = 2_000.0
+HTTP_RSS_TARGET_MIB = 60.0  # with 50 open keep-alive connections
+HTTP_READY_TARGET_MS = 300.0  # spawn -> first answered ping, median
 MISSES_SHOWN = 8  # relevance queries listed per mode in the Markdown (all of them are in the JSON)
 
 
@@ -198,6 +203,126 @@ def _workshop_targets(v: Json, at_most: Callable[[str, float | None, float], Non
         )
 
 
+def http_figures(raw: Json) -> Json:
+    """The HTTP part's figures (httpbench.measure_http's raw output) summarised, with its targets."""
+    tools: Json = {}
+    for tool in [*TOOLS, "ping"]:
+        st, ht = summary(raw.get("stdio", {}).get(tool, [])), summary(raw.get("http", {}).get(tool, []))
+        diffs = sorted(raw.get("diffs", {}).get(tool, []))
+        extra = ht["p50"] - st["p50"] if st["n"] and ht["n"] else math.nan
+        tools[tool] = {"stdio": st, "http": ht, "p50_extra_ms": extra, "paired_diff_p50_ms": pct(diffs, 50)}
+    spawn = raw.get("spawn", [])
+    listening, ready = sorted(x[0] for x in spawn), sorted(x[1] for x in spawn)
+    bursts = raw.get("throughput", [])
+    rates = sorted(b["per_s"] for b in bursts)
+    rss = raw.get("rss") or {}
+    fig: Json = {
+        **{k: v for k, v in raw.items() if k not in ("stdio", "http", "diffs")},
+        "tools": tools,
+        "spawn_listening_ms": {"runs": listening, "median": pct(listening, 50), "p90": pct(listening, 90)},
+        "spawn_ready_ms": {"runs": ready, "median": pct(ready, 50), "p90": pct(ready, 90)},
+        "pings_per_s": {"runs": rates, "median": pct(rates, 50)},
+    }
+    out: list[tuple[str, float | None, bool | None]] = []
+
+    def judge(name: str, value: float | None, ok: Callable[[float], bool]) -> None:
+        out.append((name, value, None if value is None or math.isnan(value) else ok(value)))
+
+    for tool, t in tools.items():
+        what = "single round trips" if tool == "ping" else "the workload's calls"
+        judge(
+            f"HTTP p50 - stdio p50 <= {HTTP_P50_EXTRA_MS:g} ms: {tool} ({what})",
+            t["p50_extra_ms"],
+            lambda v: v <= HTTP_P50_EXTRA_MS,
+        )
+    conns = bursts[0]["connections"] if bursts else "?"
+    judge(
+        f"HTTP pings/s >= {HTTP_PINGS_TARGET:,.0f} ({conns} keep-alive connections)",
+        fig["pings_per_s"]["median"],
+        lambda v: v >= HTTP_PINGS_TARGET,
+    )
+    judge(
+        f"HTTP server peak RSS <= {HTTP_RSS_TARGET_MIB:g} MiB with {rss.get('connections', 50)} open connections",
+        rss.get("peak_rss_mib"),
+        lambda v: v <= HTTP_RSS_TARGET_MIB,
+    )
+    judge(
+        f"serve --http spawn -> first answered ping median <= {HTTP_READY_TARGET_MS:g} ms",
+        fig["spawn_ready_ms"]["median"],
+        lambda v: v <= HTTP_READY_TARGET_MS,
+    )
+    fig["targets"] = out
+    return fig
+
+
+def _http(fig: Json | None) -> list[str]:
+    """The HTTP section: per tool next to stdio, pings/s, RSS with 50 connections, spawn to ready."""
+    if not fig:
+        return []
+    lines = [
+        "",
+        f"## HTTP (`serve --http`), next to stdio ({fig.get('store', '?')} store)",
+        "",
+        "Each of the workload's calls (the mix above, cursor chains followed) and then single `ping`s made"
+        " on a stdio server and on a `serve --http` server over **one keep-alive connection**, one right after"
+        " the other, the order swapped every call (both servers started for this; their answers compared:"
+        f" {fig.get('mismatches', 0)} differed). Client: raw HTTP/1.1 on a blocking socket with TCP_NODELAY,"
+        " every header a client sends (bearer token, Accept, MCP-Protocol-Version 2025-06-18); round trip"
+        " = write the request → read the whole body, as for stdio. *paired diff*: median of per-call"
+        " differences HTTP − stdio.",
+        "",
+        "| tool | calls | stdio p50 | stdio p99 | HTTP p50 | HTTP p99 | HTTP − stdio p50 | paired diff p50 |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for tool, t in fig["tools"].items():
+        st, ht = t["stdio"], t["http"]
+        lines.append(
+            f"| {tool} | {ht.get('n', 0)} | {fmt(st.get('p50'))} | {fmt(st.get('p99'))} | {fmt(ht.get('p50'))}"
+            f" | {fmt(ht.get('p99'))} | {fmt(t['p50_extra_ms'], 3)} | {fmt(t['paired_diff_p50_ms'], 3)} |"
+        )
+    bursts = [*fig.get("throughput", []), *([fig["throughput_1"]] if fig.get("throughput_1") else [])]
+    if bursts:
+        lines += [
+            "",
+            "**Pings/s**: `ping` POSTs from a separate client process (asyncio, raw HTTP/1.1), each connection"
+            " with one request in flight; the server's and the client's CPU time over the burst's wall time"
+            " show which side was busy (2 CPUs: the server is one process, the client another).",
+            "",
+            "| connections | pings | seconds | pings/s | server CPU | client CPU | failed |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for b in bursts:
+            lines.append(
+                f"| {b['connections']} | {b['requests']:,} | {fmt(b['seconds'])} | {fmt(b['per_s'], 0)}"
+                f" | {b['server_cpu_share']:.0%} | {b['client_cpu_share']:.0%} | {b['bad']} |"
+            )
+    rss = fig.get("rss") or {}
+    if rss:
+        lines += [
+            "",
+            f"**Peak RSS** (VmHWM of the HTTP server, after everything above): {fmt(rss.get('peak_rss_mib'), 1)} MiB"
+            f" with {rss['connections']} keep-alive connections open, each having made a tools/call (sent all at"
+            f" once; {rss['calls_ok']} answered, {rss['still_open']} still open for a ping after);"
+            f" VmRSS then {fmt(rss.get('rss_mib'), 1)} MiB. After the per-tool calls alone:"
+            f" {fmt(fig.get('http_rss_after_workload_mib'), 1)} MiB; the stdio server of the same calls:"
+            f" {fmt(fig.get('stdio_peak_rss_mib'), 1)} MiB.",
+        ]
+    sl, sr = fig["spawn_listening_ms"], fig["spawn_ready_ms"]
+    lines += [
+        "",
+        f"**Spawn** ({len(sr['runs'])} fresh processes after one untimed): spawn → `listening on` line"
+        f" median {fmt(sl['median'], 1)} / p90 {fmt(sl['p90'], 1)} ms; spawn → first answered ping (a connection"
+        f" tried every 2 ms) median {fmt(sr['median'], 1)} / p90 {fmt(sr['p90'], 1)} ms.",
+        "",
+        "| target | measured | status |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {name} | {fmt(value)} | {_met(ok)} |" for name, value, ok in fig["targets"]]
+    if fig.get("failures"):
+        lines += ["", "HTTP failures (first few):", ""] + [f"- `{f}`" for f in fig["failures"][:8]]
+    return lines
+
+
 def fmt(x: Any, digits: int = 2) -> str:
     """A figure for the table; a dash when missing."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
@@ -256,6 +381,7 @@ def markdown(report: Json) -> str:
                 )
     lines += _search_groups(report)
     lines += _relevance(report.get("relevance"))
+    lines += _http(report.get("http"))
     lines += ["", "## Targets", "", "| store | server | target | measured | status |", "|---|---|---|---|---|"]
     for s in report["sizes"]:
         for v in s["variants"]:

@@ -17,6 +17,12 @@ server the way a host drives it: raw JSON lines over the child's stdin/stdout.
              and question-style queries, and those searches' round trips
   pings      pipelined `ping` requests per second (all written before any read)
   peak RSS   VmHWM of the server (and its children) before stdin is closed
+  HTTP       `serve --http` (issue 12) on one store (--http-size, default 10k), the
+             first server command only: the workload's calls and single pings over
+             one keep-alive connection interleaved call by call with a stdio server's,
+             pings/s over --http-connections connections from a separate client
+             process, peak RSS with 50 open connections, spawn -> listening line and
+             -> first answered ping (see httpbench.py); smoke runs a short pass of each
 
 The floor runs the same logical queries in-process on `sqlite3` (read-only,
 straightforward and index-friendly SQL in floor.py), timed the same way and
@@ -52,12 +58,13 @@ from typing import Any
 
 # The modules next to this file: `python benchmarks/run.py` puts this directory first on sys.path.
 import generate
+import httpbench
 import relevance
 import scan
 from client import TOOLS, Json
 from measure import log, run_variant
-from report import chart, fmt, markdown, targets, variant_figures
-from workload import build_workload, store_facts
+from report import chart, fmt, http_figures, markdown, targets, variant_figures
+from workload import Scenario, build_workload, store_facts
 
 MIB = 1024 * 1024
 SCAN_SIZE = 10_000  # scan mode is measured on this store only: it reads every transcript per search
@@ -158,6 +165,24 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         " with a 10k store only; 0 skips them (default: %(default)s)",
     )
     ap.add_argument("--fail-on-target", action="store_true", help="exit 3 when a target is not met")
+    ap.add_argument(
+        "--http-size",
+        default=None,
+        help="the store the HTTP part runs on, one of --sizes (default: 10k if measured, else the largest"
+        " of --sizes below 100k, else the smallest); 'none' skips the HTTP part",
+    )
+    ap.add_argument(
+        "--http-connections",
+        type=int,
+        default=4,
+        help="keep-alive connections of the pings/s client, one request in flight on each (default: %(default)s)",
+    )
+    ap.add_argument(
+        "--http-pings",
+        type=int,
+        default=None,
+        help="pings per pings/s burst, 3 bursts (default: 6000; smoke: 100 in 1 burst)",
+    )
     args = ap.parse_args(argv)
     args.sizes = args.sizes or ("1k" if args.smoke else "1k,10k,100k")
     args.calls = args.calls or (20 if args.smoke else 300)
@@ -173,7 +198,27 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         ap.error(str(e))
     if min(args.calls, args.spawn_runs, args.pings) < 1:
         ap.error("--calls, --spawn-runs and --pings must be positive")
+    args.http_pings = args.http_pings or (100 if args.smoke else 6000)
+    args.http_store = http_store(args.http_size, args.size_list, ap)
     return args
+
+
+def http_store(choice: str | None, sizes: list[int], ap: argparse.ArgumentParser) -> int | None:
+    """The store size of the HTTP part (None: skipped)."""
+    if choice is not None:
+        if choice.strip().lower() == "none":
+            return None
+        try:
+            size = generate.parse_size(choice)
+        except ValueError as e:
+            ap.error(str(e))
+        if size not in sizes:
+            ap.error(f"--http-size {choice} is not one of --sizes")
+        return size
+    if 10_000 in sizes:
+        return 10_000
+    below = [s for s in sizes if s < 100_000]
+    return max(below) if below else min(sizes)
 
 
 def variants(args: argparse.Namespace) -> list[tuple[str, str, list[str]]]:
@@ -245,6 +290,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             if vr.fatal:
                 log(f"  [{label}] FATAL: {vr.fatal}")
+        if size == args.http_store:
+            report["http"] = measure_http_part(servers[0][2], store, workload, args, entry["label"])
         if size == SCAN_SIZE and not args.smoke and args.scan_calls > 0:
             # The first server only: a scan search takes seconds, and every server runs the same package.
             label, _, cmd = servers[0]
@@ -286,12 +333,58 @@ def main(argv: Sequence[str] | None = None) -> int:
         if t[2] is False
     ]
     missed += [("judged set", label, what) for label, what in relevance.missed_targets(report.get("relevance"))]
+    if report.get("http"):
+        failed += len(report["http"]["failures"])
+        missed += [(report["http"]["store"], "HTTP", t[0]) for t in report["http"]["targets"] if t[2] is False]
     for m in missed:
         log(f"target not met: {m[0]} {m[1]}: {m[2]}")
     if failed:
         log(f"{failed} failed calls or server errors")
         return 1
     return 3 if (missed and args.fail_on_target) else 0
+
+
+def measure_http_part(
+    cmd: list[str], store: generate.StoreInfo, workload: list[Scenario], args: argparse.Namespace, label: str
+) -> Json:
+    """The HTTP part on one store (smoke: a short pass: the first scenarios, 2 spawns, one small burst)."""
+    t0 = time.perf_counter()
+    raw = httpbench.measure_http(
+        cmd,
+        store.path,
+        smoke_sample(workload, 2) if args.smoke else workload,
+        server_env(cmd),
+        spawn_runs=2 if args.smoke else args.spawn_runs,
+        pings=6 if args.smoke else 300,
+        throughput_requests=args.http_pings,
+        throughput_bursts=1 if args.smoke else 3,
+        connections=args.http_connections,
+        timeout=args.timeout,
+        log=log,
+    )
+    fig = http_figures(raw)
+    fig["store"] = label
+    fig["seconds"] = round(time.perf_counter() - t0, 1)
+    t = fig["tools"]
+    log(
+        f"  [http] {fig['seconds']} s: "
+        + " · ".join(f"{k} p50 {fmt(v['http'].get('p50'))} (stdio {fmt(v['stdio'].get('p50'))})" for k, v in t.items())
+        + f" · pings/s {fmt(fig['pings_per_s']['median'], 0)}"
+        + f" · RSS (50 conns) {fmt((fig.get('rss') or {}).get('peak_rss_mib'), 1)} MiB"
+        + f" · ready {fmt(fig['spawn_ready_ms']['median'], 1)} ms · failures {len(fig['failures'])}"
+    )
+    return fig
+
+
+def smoke_sample(workload: list[Scenario], per_tool: int) -> list[Scenario]:
+    """The first few single-page scenarios of each tool, in workload order: every tool's HTTP path, briefly."""
+    taken: dict[str, int] = {}
+    out = []
+    for sc in workload:
+        if sc.pages == 1 and taken.get(sc.tool, 0) < per_tool:
+            taken[sc.tool] = taken.get(sc.tool, 0) + 1
+            out.append(sc)
+    return out
 
 
 def _no_nan(o: Any) -> Any:
