@@ -20,6 +20,8 @@ MEETING = "00000000-0000-4000-8000-00000000000a"
 SEGMENTS = 3_000
 WORDS = ("budget", "roadmap", "hiring", "café", "👍🏽", "review", "naïve", "launch")
 
+pytestmark = pytest.mark.transports("stdio", "http")
+
 
 def _said(k: int) -> tuple[str | None, str]:
     text = " ".join(WORDS[(k * 7 + i * 3) % len(WORDS)] for i in range(3 + k % 9))

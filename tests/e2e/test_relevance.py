@@ -24,6 +24,8 @@ from tests.support.server import ServerProcess, SharedServers
 
 Start = Callable[..., ServerProcess]
 Judge = Callable[[str], Evaluation]
+
+pytestmark = pytest.mark.transports("stdio", "http")
 DEMO_QUESTION = "what did we decide about the mobile launch"
 DEMO_ANSWER = "Mobile launch sync"
 
@@ -43,12 +45,12 @@ def judged_stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def evaluations() -> Iterator[dict[str, Evaluation]]:
-    """The evaluations made in this module, by mode; printed as one table at its end."""
+def evaluations(transport: str) -> Iterator[dict[str, Evaluation]]:
+    """The evaluations made in this module over one transport, by mode; printed as one table at its end."""
     done: dict[str, Evaluation] = {}
     yield done
     if done:
-        print("\n\nsearch_transcripts relevance (judged set, tests/support/relevance.py):")
+        print(f"\n\nsearch_transcripts relevance over {transport} (judged set, tests/support/relevance.py):")
         print(relevance.table({f"{mode} mode": ev for mode, ev in sorted(done.items())}))
 
 

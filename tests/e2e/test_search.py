@@ -25,6 +25,8 @@ from tests.support.storefactory import StoreBuilder, ts
 
 Start = Callable[..., ServerProcess]
 
+pytestmark = pytest.mark.transports("stdio", "http")
+
 MARKER = "kumquat"  # only in the trash
 SECRET_TITLE = "Secret budget launch hiring"
 

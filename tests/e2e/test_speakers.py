@@ -22,6 +22,8 @@ from tests.support.server import ServerProcess
 from tests.support.storefactory import StoreBuilder, ts
 
 Start = Callable[..., ServerProcess]
+
+pytestmark = pytest.mark.transports("stdio", "http")
 IDS = {
     "standup": "00000000-0000-4000-8000-000000000001",
     "note": "00000000-0000-4000-8000-000000000002",

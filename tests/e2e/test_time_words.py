@@ -32,6 +32,8 @@ from tests.support.storefactory import StoreBuilder
 
 Start = Callable[..., ServerProcess]
 NewStore = Callable[..., StoreBuilder]
+
+pytestmark = pytest.mark.transports("stdio", "http")
 UTC = timezone.utc
 DST_ZONE = "Europe/Berlin"
 ZONES = ("UTC", "Europe/Berlin", "America/Sao_Paulo", "Asia/Kolkata")
@@ -312,6 +314,8 @@ def test_the_container_resolves_words_in_utc(launcher: Launcher, start_server: S
     check_period(caller, store, zone("UTC"), "today")
 
 
+# Start-up, before any transport: tests.http.conftest.start fails a server that never listens.
+@pytest.mark.transports("stdio")
 @pytest.mark.parametrize(
     ("extra", "env", "origin"),
     [
