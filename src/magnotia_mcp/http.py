@@ -5,12 +5,14 @@ uvicorn (with h11) parses HTTP; this module is a thin ASGI app that checks the r
 message, to ``Server.submit`` exactly as stdio hands it a line. It imports uvicorn only in
 ``run``; nothing on the stdio path imports this module.
 
-No sessions: every POST stands alone. 2026-07-28 requests carry their revision in
-``_meta`` (stateless by design); for the older revisions the ``MCP-Protocol-Version``
-header names the revision (``2025-03-26`` when absent, as the spec says), ``initialize`` is
-answered without an ``Mcp-Session-Id``, and GET and DELETE get 405 (no server-initiated
-stream, nothing to terminate). Each request gets its own ``Server`` sharing one store, so
-requests of different clients never share protocol state.
+Every POST stands alone. 2026-07-28 requests carry their revision in ``_meta`` (stateless
+by design). For the older revisions, ``initialize`` opens a session (``Mcp-Session-Id``, see
+``sessions``): a request carrying its id gets the negotiated revision when it has no
+``MCP-Protocol-Version`` header (without either: ``2025-03-26``, as the spec says), an
+unknown or ended id gets 404, DELETE ends it; a request without an id is served as before.
+GET gets 405: the server sends no messages of its own, so there is no stream to open. Each
+request gets its own ``Server`` sharing one store, so requests of different clients never
+share protocol state.
 
 Answers: ``application/json`` (one JSON object), unless the request asked for progress
 (``_meta.progressToken``) and the client accepts ``text/event-stream``, or the client
@@ -53,6 +55,7 @@ from magnotia_mcp.errors import (
 from magnotia_mcp.jsonrpc import JSON, RequestId
 from magnotia_mcp.lines import MAX_LINE_BYTES
 from magnotia_mcp.server import META_VERSION, Server
+from magnotia_mcp.sessions import Sessions
 from magnotia_mcp.stdio import MAX_PENDING
 
 Scope = MutableMapping[str, Any]
@@ -80,8 +83,23 @@ TOKEN_PARAMS = frozenset({"token", "access_token", "auth", "authorization", "api
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 
+_UNKNOWN_SESSION = b"unknown or ended session (Mcp-Session-Id): send initialize again, without the header"
+
+
 class Mismatch(ProtocolError):
     code = HEADER_MISMATCH
+
+
+@dataclass(frozen=True)
+class Request:
+    """A POSTed request, checked: its body, id and revision, and the session it belongs to or opens."""
+
+    body: bytes
+    request_id: RequestId | None
+    revision: str
+    modern: bool
+    session_id: str | None
+    opens_session: bool
 
 
 @dataclass
@@ -126,8 +144,9 @@ class App:
         self.slots = asyncio.Semaphore(MAX_PENDING)
         self.waiting = 0
         self.allowed_hosts: set[str] | None = None
-        # Calls in flight by request id, for notifications/cancelled (which comes in its own POST).
-        self.calls: dict[RequestId, list[Server]] = {}
+        self.sessions = Sessions()
+        # Calls in flight by (session, request id), for notifications/cancelled (which comes in its own POST).
+        self.calls: dict[tuple[str | None, RequestId | None], list[Server]] = {}
         self.allowed_origins: set[str] = {o.rstrip("/").lower() for o in settings.allow_origins}
         self.bound(settings.port)
 
@@ -153,15 +172,28 @@ class App:
             extra = [(b"www-authenticate", b"Bearer" + reason)] if status == 401 else []
             await _reply(send, status, _refusal(reason), extra)
             return
+        if scope["method"] == "DELETE":
+            await self.delete(headers, send)
+            return
         if scope["method"] != "POST":
             await _reply(
                 send,
                 405,
-                _refusal(b"only POST: this server keeps no sessions and opens no GET stream"),
-                [(b"allow", b"POST")],
+                _refusal(b"POST a message; GET opens no stream: this server sends no messages of its own"),
+                [(b"allow", b"POST, DELETE")],
             )
             return
         await self.post(headers, receive, send)
+
+    async def delete(self, headers: dict[str, str], send: SendASGI) -> None:
+        """End a session: 204; 404 if it is unknown or already ended."""
+        session_id = headers.get("mcp-session-id")
+        if session_id is None:
+            await _reply(send, 400, _refusal(b"DELETE ends a session: send its Mcp-Session-Id"))
+        elif self.sessions.end(session_id):
+            await _reply(send, 204, b"", content_type=None)
+        else:
+            await _reply(send, 404, _refusal(_UNKNOWN_SESSION))
 
     def refuse(self, scope: Scope, headers: dict[str, str]) -> tuple[int, bytes]:
         """The status (0: none) and reason refusing a request before its body is read."""
@@ -205,24 +237,35 @@ class App:
         except ProtocolError as exc:
             await _reply(send, 400, jsonrpc.encode(jsonrpc.error(None, exc)))
             return
+        session_id = headers.get("mcp-session-id")
+        negotiated = self.sessions.revision(session_id) if session_id is not None else None
         try:
-            revision, modern = self.revision(message, headers)
+            revision, modern = self.revision(message, headers, negotiated)
         except ProtocolError as exc:
             await _reply(send, 400, jsonrpc.encode(jsonrpc.error(jsonrpc.request_id(message), exc)))
             return
+        opens_session = not modern and _is_initialize(message)
+        if modern or opens_session:
+            session_id = None  # 2026-07-28 has no sessions; initialize starts a new one
+        elif session_id is not None and negotiated is None:
+            error = jsonrpc.error(jsonrpc.request_id(message), InvalidRequest(_UNKNOWN_SESSION.decode()))
+            await _reply(send, 404, jsonrpc.encode(error))
+            return
         if _needs_no_answer(message):
             if isinstance(message, dict) and "method" in message:
-                self.notify(message, body, revision)
+                self.notify(message, body, revision, session_id)
             await _reply(send, 202, b"", content_type=None)
             return
         use_sse = wants_sse and (not wants_json or _asks_progress(message))
-        await self.answer(body, jsonrpc.request_id(message), revision, modern, use_sse, send)
+        request = Request(body, jsonrpc.request_id(message), revision, modern, session_id, opens_session)
+        await self.answer(request, use_sse, send)
 
-    def notify(self, message: JSON, body: bytes, revision: str) -> None:
+    def notify(self, message: JSON, body: bytes, revision: str, session_id: str | None) -> None:
         """A notification: notifications/cancelled goes to the one call in flight with that id, if just one."""
         params = message.get("params")
         target = params.get("requestId") if isinstance(params, dict) else None
-        servers = self.calls.get(target, []) if isinstance(target, (str, int)) and jsonrpc.is_id(target) else []
+        key = (session_id, target) if isinstance(target, (str, int)) and jsonrpc.is_id(target) else None
+        servers = self.calls.get(key, []) if key is not None else []
         if message.get("method") == "notifications/cancelled" and len(servers) == 1:
             servers[0].submit(body, lambda _data: None)  # ids are the client's: with several, which is meant is unknown
             return
@@ -230,8 +273,11 @@ class App:
         server.legacy_revision = revision
         server.submit(body, lambda _data: None)
 
-    def revision(self, message: object, headers: dict[str, str]) -> tuple[str, bool]:
-        """The revision a message speaks (and whether it is 2026-07-28 or later); checks MCP-Protocol-Version."""
+    def revision(self, message: object, headers: dict[str, str], negotiated: str | None) -> tuple[str, bool]:
+        """The revision a message speaks (and whether it is 2026-07-28 or later); checks MCP-Protocol-Version.
+
+        negotiated: what the request's session agreed on, if it names a live one.
+        """
         header = headers.get("mcp-protocol-version")
         params = message.get("params") if isinstance(message, dict) else None
         meta = params.get("_meta") if isinstance(params, dict) else None
@@ -250,20 +296,31 @@ class App:
                 raise Mismatch(f"Mcp-Name header does not match the request body's {key!r}")
             return (body_version if body_version in revisions.MODERN else revisions.MODERN[-1]), True
         if header is None:
-            return "2025-03-26", False
+            return negotiated or "2025-03-26", False
         if header not in revisions.LEGACY:
             raise InvalidRequest(
                 f"unsupported MCP-Protocol-Version {header!r} (supported: {', '.join(revisions.KNOWN)})"
             )
+        if negotiated is not None and header != negotiated and not _is_initialize(message):
+            raise InvalidRequest(f"MCP-Protocol-Version {header!r} is not {negotiated!r}, this session's revision")
         return header, False
 
-    async def answer(
-        self, body: bytes, request_id: RequestId | None, revision: str, modern: bool, use_sse: bool, send: SendASGI
-    ) -> None:
+    async def answer(self, request: Request, use_sse: bool, send: SendASGI) -> None:
         """Run one request on its own Server and write what it sends: one JSON object, or an SSE stream."""
+        body, request_id, key = request.body, request.request_id, (request.session_id, request.request_id)
         server = self.new_server()
-        server.legacy_revision = None if modern else revision
+        server.legacy_revision = None if request.modern else request.revision
         out: asyncio.Queue[bytes] = asyncio.Queue()
+        new_session = Sessions.new_id() if request.opens_session else None
+
+        def settle(response: bytes) -> list[tuple[bytes, bytes]]:
+            """Before the response goes out: open the session a successful initialize asked for."""
+            revision = _negotiated(response) if new_session is not None else None
+            if new_session is None or revision is None:
+                return []
+            self.sessions.open(new_session, revision)
+            return [(b"mcp-session-id", new_session.encode())]
+
         task = server.submit(body, out.put_nowait, inline_only=True)
         slot = False
         if task is not None:  # needs the loop: a slot first
@@ -282,9 +339,12 @@ class App:
             if task is not None:
                 task = server.submit(body, out.put_nowait)
                 if request_id is not None:
-                    self.calls.setdefault(request_id, []).append(server)
+                    self.calls.setdefault(key, []).append(server)
             if use_sse:
-                await self.stream(out, task, send)
+                # The id goes in the stream's headers, before the response says whether initialize worked;
+                # if it failed, the id was never opened and gets 404.
+                start = [(b"mcp-session-id", new_session.encode())] if new_session is not None else []
+                await self.stream(out, task, send, start, settle)
             else:
                 if isinstance(task, asyncio.Future):
                     await asyncio.wait({task})  # cancelled by the client: no response
@@ -292,26 +352,27 @@ class App:
                 if answer is None:
                     await _reply(send, 204, b"", content_type=None)  # cancelled: nothing to say
                 else:
-                    await _reply(send, _status(answer, modern), answer)
+                    await _reply(send, _status(answer, request.modern), answer, settle(answer))
         finally:
-            if request_id is not None and server in self.calls.get(request_id, ()):
-                self.calls[request_id].remove(server)
-                if not self.calls[request_id]:
-                    del self.calls[request_id]
+            if request_id is not None and server in self.calls.get(key, ()):
+                self.calls[key].remove(server)
+                if not self.calls[key]:
+                    del self.calls[key]
             if isinstance(task, asyncio.Future) and not task.done():
                 task.cancel()  # the client went away
             if slot:
                 self.slots.release()
 
     @staticmethod
-    async def stream(out: asyncio.Queue[bytes], task: object, send: SendASGI) -> None:
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")],
-            }
-        )
+    async def stream(
+        out: asyncio.Queue[bytes],
+        task: object,
+        send: SendASGI,
+        extra: list[tuple[bytes, bytes]],
+        settle: Callable[[bytes], object],
+    ) -> None:
+        headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache"), *extra]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
         while True:
             if out.empty() and isinstance(task, asyncio.Future) and not task.done():
                 getter = asyncio.ensure_future(out.get())
@@ -322,6 +383,8 @@ class App:
                     getter.cancel()
             messages = _drain(out)
             for data in messages:
+                if not _is_notification(data):
+                    settle(data)
                 await send(
                     {
                         "type": "http.response.body",
@@ -341,12 +404,32 @@ def _drain(out: asyncio.Queue[bytes]) -> list[bytes]:
     return items
 
 
+def _is_notification(data: bytes) -> bool:
+    """Whether an encoded message the server sent is a notification (jsonrpc.encode puts "method" second)."""
+    return data.startswith(b'{"jsonrpc":"2.0","method":')
+
+
 def _response(messages: list[bytes]) -> bytes | None:
     """The response among what the server sent (the rest are progress notifications), None if cancelled."""
     for data in reversed(messages):
-        if not data.startswith(b'{"jsonrpc":"2.0","method":'):
+        if not _is_notification(data):
             return data
     return None
+
+
+def _is_initialize(message: object) -> bool:
+    return isinstance(message, dict) and message.get("method") == "initialize" and "id" in message
+
+
+def _negotiated(response: bytes) -> str | None:
+    """The revision a successful initialize response agreed on; None for an error."""
+    try:
+        reply = json.loads(response)
+    except ValueError:
+        return None
+    result = reply.get("result") if isinstance(reply, dict) else None
+    version = result.get("protocolVersion") if isinstance(result, dict) else None
+    return version if isinstance(version, str) else None
 
 
 def _status(answer: bytes, modern: bool) -> int:
