@@ -90,6 +90,21 @@ export function serverCommand(argv) {
   return { command: command[0], args: command.slice(1), options: at === -1 ? argv : argv.slice(0, at) };
 }
 
+// `--http URL TASK [ARGS]` instead of `-- SERVER...`: drive `serve --http` at URL (bearer token from
+// $MAGNOTIA_MCP_TOKEN, none if unset). TASK: walk (exercise above), progress or cancel (the walks of http.mjs,
+// ARGS their JSON arguments), refused (expect the connection to be refused). null when there is no --http.
+export function httpTarget(argv) {
+  const at = argv.indexOf("--http");
+  if (at === -1) return null;
+  const [url, task = "walk", args] = argv.slice(at + 1);
+  const needsArgs = ["progress", "cancel"].includes(task);
+  if (!url || !(needsArgs || ["walk", "refused"].includes(task)) || needsArgs !== (args !== undefined)) {
+    console.error("usage: node <script>.mjs [options] --http URL walk|refused|progress ARGS|cancel ARGS");
+    process.exit(2);
+  }
+  return { url: new URL(url), task, args: args && JSON.parse(args), options: argv.slice(0, at) };
+}
+
 export async function main(run) {
   const deadline = setTimeout(() => {
     console.error("timed out after 60 s");
