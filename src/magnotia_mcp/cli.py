@@ -69,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         usage="magnotia-mcp [serve|doctor] [--db PATH] [--demo] [--log-level LEVEL] [--call-timeout SECONDS] "
         "[--timezone NAME] [--json]\n"
         "       magnotia-mcp serve --http [HOST:]PORT [--token-file PATH] [--no-auth] [--allow-origin ORIGIN] "
-        "[--allow-host HOST]\n"
+        "[--allow-host HOST] [--request-timeout SECONDS]\n"
         "       magnotia-mcp install|uninstall HOST [--channel package|executable|docker] [--db PATH] [--name NAME] "
         "[--dry-run] [--config PATH] [--force] [--command PATH] [--image IMAGE] [--engine ENGINE]",
         description=DESCRIPTION,
@@ -143,6 +143,14 @@ def _add_http_options(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="HOST",
         help="also accept requests whose Host header is HOST (repeatable; DNS-rebinding protection)",
+    )
+    group.add_argument(
+        "--request-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="close a connection that has not sent a whole request (headers, then body) within SECONDS of "
+        "connecting or of its last answer (default: 10); idle keep-alive connections close after 5",
     )
 
 
@@ -252,8 +260,16 @@ def _serve_http(args: argparse.Namespace) -> int:
             log.info(f"bearer token from {source}")
         else:
             log.info(f"bearer token ({'new, ' if created else ''}kept in {source}): {token}")
+    if not args.request_timeout > 0:
+        log.error("--request-timeout must be a positive number of seconds")
+        return 2
     settings = http.Settings(
-        host=host, port=port, token=token, allow_origins=args.allow_origin, allow_hosts=args.allow_host
+        host=host,
+        port=port,
+        token=token,
+        allow_origins=args.allow_origin,
+        allow_hosts=args.allow_host,
+        request_timeout=args.request_timeout,
     )
     if args.demo:
         import tempfile

@@ -39,7 +39,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
+import h11
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from magnotia_mcp import __version__, jsonrpc, log, revisions
 from magnotia_mcp.errors import (
@@ -112,6 +114,7 @@ class Settings:
     allow_origins: list[str] = field(default_factory=list)
     allow_hosts: list[str] = field(default_factory=list)
     timeout_keep_alive: float = 5.0
+    request_timeout: float = 10.0  # a whole request (headers, then body) must arrive within this
 
 
 def is_loopback(host: str) -> bool:
@@ -228,7 +231,11 @@ class App:
         if length.isdigit() and int(length) > MAX_BODY_BYTES:
             await _reply(send, 413, _refusal(b"request body too large"))
             return
-        body = await _read_body(receive)
+        try:
+            body = await asyncio.wait_for(_read_body(receive), self.settings.request_timeout)
+        except asyncio.TimeoutError:
+            await _reply(send, 408, _refusal(b"the request body came too slowly"), [(b"connection", b"close")])
+            return
         if body is None:
             await _reply(send, 413, _refusal(b"request body too large"))
             return
@@ -529,6 +536,56 @@ async def _reply(
 # -- running it ---------------------------------------------------------------------
 
 
+def _protocol(request_timeout: float) -> type[H11Protocol]:
+    """uvicorn's h11 protocol with a deadline for a request's headers.
+
+    uvicorn times out only idle keep-alive connections after an answer: a connection that
+    never sends, or sends its headers a byte at a time, would hold one of the connection
+    slots forever, and enough of them would shut everyone else out. Here the headers must
+    arrive within ``request_timeout`` of connecting or of the last answer; the body gets
+    the same time once the app reads it (408).
+    """
+
+    class Protocol(H11Protocol):
+        deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self.arm()
+
+        def on_response_complete(self) -> None:
+            self.arm()  # before: a pipelined request handled inside this call disarms it
+            super().on_response_complete()
+
+        def handle_events(self) -> None:
+            cycle = self.cycle
+            super().handle_events()
+            if self.cycle is not cycle:  # a request's headers arrived
+                self.disarm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self.disarm()
+            super().connection_lost(exc)
+
+        def arm(self) -> None:
+            self.disarm()
+            self.deadline = self.loop.call_later(request_timeout, self.expire)
+
+        def disarm(self) -> None:
+            if self.deadline is not None:
+                self.deadline.cancel()
+                self.deadline = None
+
+        def expire(self) -> None:
+            self.deadline = None
+            if not self.transport.is_closing():
+                with contextlib.suppress(h11.LocalProtocolError):
+                    self.conn.send(h11.ConnectionClosed())
+                self.transport.close()
+
+    return Protocol
+
+
 def run(new_server: Callable[[], Server], settings: Settings, on_exit: Callable[[], Awaitable[None]]) -> int:
     """Bind, say where on stderr ("listening on http://HOST:PORT/mcp"), serve until SIGINT/SIGTERM."""
     family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
@@ -547,7 +604,7 @@ def run(new_server: Callable[[], Server], settings: Settings, on_exit: Callable[
     app.bound(port)
     config = uvicorn.Config(
         app,
-        http="h11",
+        http=_protocol(settings.request_timeout),
         loop="asyncio",
         lifespan="off",
         log_config=None,
