@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 import hmac
 import ipaddress
 import json
@@ -265,7 +266,7 @@ class App:
             return
         use_sse = wants_sse and (not wants_json or _asks_progress(message))
         request = Request(body, jsonrpc.request_id(message), revision, modern, session_id, opens_session)
-        await self.answer(request, use_sse, send)
+        await self.answer(request, use_sse, receive, send)
 
     def notify(self, message: JSON, body: bytes, revision: str, session_id: str | None) -> None:
         """A notification: notifications/cancelled goes to the one call in flight with that id, if just one."""
@@ -312,8 +313,13 @@ class App:
             raise InvalidRequest(f"MCP-Protocol-Version {header!r} is not {negotiated!r}, this session's revision")
         return header, False
 
-    async def answer(self, request: Request, use_sse: bool, send: SendASGI) -> None:
-        """Run one request on its own Server and write what it sends: one JSON object, or an SSE stream."""
+    async def answer(self, request: Request, use_sse: bool, receive: Receive, send: SendASGI) -> None:
+        """Run one request on its own Server and write what it sends: one JSON object, or an SSE stream.
+
+        2026-07-28: the client closing the connection before the response cancels the call (the
+        revision's only cancellation over HTTP). Older revisions: a disconnect is not a
+        cancellation (notifications/cancelled is); the call runs on and its answer is dropped.
+        """
         body, request_id, key = request.body, request.request_id, (request.session_id, request.request_id)
         server = self.new_server()
         server.legacy_revision = None if request.modern else request.revision
@@ -330,6 +336,7 @@ class App:
 
         task = server.submit(body, out.put_nowait, inline_only=True)
         slot = False
+        watcher: asyncio.Future[None] | None = None
         if task is not None:  # needs the loop: a slot first
             if self.slots.locked() and self.waiting >= MAX_WAITING:
                 await _reply(
@@ -347,6 +354,9 @@ class App:
                 task = server.submit(body, out.put_nowait)
                 if request_id is not None:
                     self.calls.setdefault(key, []).append(server)
+                if request.modern and isinstance(task, asyncio.Future):
+                    watcher = asyncio.ensure_future(_disconnect(receive))
+                    watcher.add_done_callback(functools.partial(_cancel_on_disconnect, task))
             if use_sse:
                 # The id goes in the stream's headers, before the response says whether initialize worked;
                 # if it failed, the id was never opened and gets 404.
@@ -365,6 +375,8 @@ class App:
                 self.calls[key].remove(server)
                 if not self.calls[key]:
                     del self.calls[key]
+            if watcher is not None:
+                watcher.cancel()
             if isinstance(task, asyncio.Future) and not task.done():
                 task.cancel()  # the client went away
             if slot:
@@ -378,7 +390,12 @@ class App:
         extra: list[tuple[bytes, bytes]],
         settle: Callable[[bytes], object],
     ) -> None:
-        headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache"), *extra]
+        headers = [
+            (b"content-type", b"text/event-stream"),
+            (b"cache-control", b"no-cache"),
+            (b"x-accel-buffering", b"no"),  # a reverse proxy must pass events on at once, not buffer them
+            *extra,
+        ]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         while True:
             if out.empty() and isinstance(task, asyncio.Future) and not task.done():
@@ -409,6 +426,17 @@ def _drain(out: asyncio.Queue[bytes]) -> list[bytes]:
     while not out.empty():
         items.append(out.get_nowait())
     return items
+
+
+async def _disconnect(receive: Receive) -> None:
+    """Returns when the client closes the connection (the body has been read: nothing else comes)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+def _cancel_on_disconnect(task: asyncio.Future[Any], watcher: asyncio.Future[None]) -> None:
+    if not watcher.cancelled() and not task.done():
+        task.cancel()
 
 
 def _is_notification(data: bytes) -> bool:
