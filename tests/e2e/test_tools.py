@@ -1,4 +1,4 @@
-"""The four tools, end to end: every argument, default, limit, page and window, over real pipes.
+"""The four tools, end to end: every argument, default, limit, page and window, over pipes and HTTP.
 
 Most tests read one shared store (built once per module, identically with and
 without the full-text index) through long-lived servers; tests that write to

@@ -211,6 +211,9 @@ class HttpSession(ServerProcess):
             except TimeoutError as exc:
                 self._drop()
                 raise AssertionError(f"no answer within {HTTP_TIMEOUT}s; stderr:\n{self.stderr}") from exc
+            except http.client.HTTPException:
+                self._drop()  # a malformed answer: the next message starts on a new connection
+                raise
             if response.will_close:
                 self._drop()
             return response.status, {k.lower(): v for k, v in response.getheaders()}, payload
