@@ -191,18 +191,20 @@ class HttpServer:
         )
         self.tail: deque[bytes] = deque(maxlen=20)
         assert self.proc.stderr is not None
+        fd = self.proc.stderr.fileno()
         deadline = time.monotonic() + timeout
-        m = None
-        while m is None:
-            if not select.select([self.proc.stderr], [], [], max(0.0, deadline - time.monotonic()))[0]:
+        seen = b""
+        # os.read, not readline: a buffered reader could hold the line while select() waits on the pipe.
+        while (m := LISTENING.search(seen)) is None:
+            if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
                 self.stop()
-                raise HttpError(f"no listening line within {timeout:g}s: {self.stderr_tail()!r}")
-            line = self.proc.stderr.readline()
-            if not line:
+                raise HttpError(f"no listening line within {timeout:g}s: {seen[-600:]!r}")
+            chunk = os.read(fd, 65536)
+            if not chunk:
                 self.stop()
-                raise HttpError(f"exited before listening: {self.stderr_tail()!r}")
-            self.tail.append(line)
-            m = LISTENING.search(line)
+                raise HttpError(f"exited before listening: {seen[-600:]!r}")
+            seen += chunk
+        self.tail.append(seen)
         self.host, self.port = m.group(1).decode().strip("[]"), int(m.group(2))
         # Drained from now on, so that the server never blocks on a full stderr pipe.
         self.drain = threading.Thread(target=self._drain, daemon=True)

@@ -373,6 +373,8 @@ def measure_http_part(
         + f" · RSS (50 conns) {fmt((fig.get('rss') or {}).get('peak_rss_mib'), 1)} MiB"
         + f" · ready {fmt(fig['spawn_ready_ms']['median'], 1)} ms · failures {len(fig['failures'])}"
     )
+    for failure in fig["failures"][:3]:
+        log(f"  [http] FAILED: {failure[:300]}")
     return fig
 
 
