@@ -1,10 +1,12 @@
 # syntax=docker/dockerfile:1
-# magnotia-mcp: a stdio MCP server that reads a Magnotia store read-only.
+# magnotia-mcp: an MCP server (stdio; Streamable HTTP on request) that reads a Magnotia store read-only.
 #
 #   docker build -t magnotia-mcp .                   # default: PyInstaller one-dir build, FROM scratch
 #   docker build --build-arg FREEZE_MODE=onefile .   # the same with the one-file binary
 #   docker build --target venv -t magnotia-mcp .     # python-slim + venv alternative
 #   docker run -i --rm --network none --read-only -v "$HOME/Magnotia:/data:ro" magnotia-mcp
+#   docker run --rm --read-only -p 127.0.0.1:8765:8765 -e MAGNOTIA_MCP_TOKEN \
+#       -v "$HOME/Magnotia:/data:ro" magnotia-mcp serve --http 0.0.0.0:8765      # HTTP: docs/containers.md
 #
 # The label io.modelcontextprotocol.server.name ties the image to its MCP Registry
 # entry (server.json); MAGNOTIA_MCP_IN_CONTAINER=1 lets a permission error on the
@@ -16,17 +18,17 @@ ARG PYTHON_IMAGE=docker.io/library/python:3.11-slim-bookworm
 # ---------------------------------------------------------------- venv variant
 FROM ${PYTHON_IMAGE} AS venv-build
 COPY . /src
-# The project's wheel and its dependencies in a venv; pip and setuptools go
-# afterwards, they are not needed to run. .pyc files are compiled here because
-# the container's filesystem is read-only at run time.
+# The project's wheel with the [http] extra (serve --http) and its dependencies
+# in a venv; pip and setuptools go afterwards, they are not needed to run. .pyc
+# files are compiled here because the container's filesystem is read-only at run time.
 RUN python3 -m venv /opt/magnotia \
-    && /opt/magnotia/bin/pip install --no-cache-dir --disable-pip-version-check /src \
+    && /opt/magnotia/bin/pip install --no-cache-dir --disable-pip-version-check "/src[http]" \
     && /opt/magnotia/bin/python -m pip uninstall --yes --quiet pip setuptools
 
 FROM ${PYTHON_IMAGE} AS venv
 ARG VERSION=dev
 LABEL org.opencontainers.image.title="magnotia-mcp" \
-      org.opencontainers.image.description="MCP server (stdio) that reads a local Magnotia store read-only" \
+      org.opencontainers.image.description="MCP server (stdio, or Streamable HTTP with serve --http) that reads a local Magnotia store read-only" \
       org.opencontainers.image.source="https://github.com/magnotia/magnotia-mcp" \
       org.opencontainers.image.licenses="MIT" \
       org.opencontainers.image.version="${VERSION}" \
@@ -42,6 +44,8 @@ ENV PATH=/opt/magnotia/bin:$PATH \
     MAGNOTIA_MCP_IN_CONTAINER=1
 USER 65532:65532
 VOLUME /data
+# Only with `serve --http 0.0.0.0:8765`; the default command speaks stdio.
+EXPOSE 8765
 ENTRYPOINT ["magnotia-mcp"]
 
 # -------------------------------------------------------------- frozen variant
@@ -57,7 +61,7 @@ COPY . /src
 WORKDIR /src
 ARG FREEZE_MODE=onedir
 RUN python3 -m venv /opt/freeze \
-    && /opt/freeze/bin/pip install --no-cache-dir --disable-pip-version-check /src pyinstaller==6.22.3 \
+    && /opt/freeze/bin/pip install --no-cache-dir --disable-pip-version-check "/src[http]" pyinstaller==6.22.3 \
     && MAGNOTIA_FREEZE_MODE=${FREEZE_MODE} /opt/freeze/bin/pyinstaller --noconfirm --log-level WARN \
         --distpath /out --workpath /tmp/pyinstaller packaging/magnotia-mcp.spec \
     && /opt/freeze/bin/python packaging/rootfs.py /out/magnotia-mcp /rootfs \
@@ -66,7 +70,7 @@ RUN python3 -m venv /opt/freeze \
 FROM scratch AS frozen
 ARG VERSION=dev
 LABEL org.opencontainers.image.title="magnotia-mcp" \
-      org.opencontainers.image.description="MCP server (stdio) that reads a local Magnotia store read-only" \
+      org.opencontainers.image.description="MCP server (stdio, or Streamable HTTP with serve --http) that reads a local Magnotia store read-only" \
       org.opencontainers.image.source="https://github.com/magnotia/magnotia-mcp" \
       org.opencontainers.image.licenses="MIT" \
       org.opencontainers.image.version="${VERSION}" \
@@ -77,4 +81,6 @@ ENV PATH=/usr/local/bin \
     MAGNOTIA_MCP_IN_CONTAINER=1
 USER 65532:65532
 VOLUME /data
+# Only with `serve --http 0.0.0.0:8765`; the default command speaks stdio.
+EXPOSE 8765
 ENTRYPOINT ["/usr/local/bin/magnotia-mcp"]

