@@ -15,15 +15,15 @@ What differs legitimately, handled here rather than by the tests:
   of the trash shows (the tests slice ``raw_stdout``) read what an HTTP client received;
 * the HTTP status must agree with the body: 202 and nothing for a notification, 200 for a
   result, 200 or 4xx for a JSON-RPC error, never 5xx or a body that is no JSON-RPC message;
-* ending: ``close()`` stops the server as a service manager does (SIGTERM, via the launcher's
-  own ``stop``), where stdio closes stdin; the exit code must be one expected (0);
+* ending: ``close()`` ends the session the server opened on ``initialize`` (DELETE), then
+  stops the server as a service manager does (SIGTERM, via the launcher's own ``stop``), where
+  stdio closes stdin; the exit code must be one expected (0);
 * stderr: the lines the launcher collects from the server's stderr.
 """
 
 from __future__ import annotations
 
 import base64
-import contextlib
 import http.client
 import json
 import queue
@@ -193,20 +193,22 @@ class HttpSession(ServerProcess):
             headers["Mcp-Session-Id"] = self.session_id
         return headers
 
-    def _exchange(self, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
-        """POST body on the kept-alive connection; once more on a new one if the server had closed it idle."""
+    def _exchange(
+        self, body: bytes | None, headers: dict[str, str], method: str = "POST"
+    ) -> tuple[int, dict[str, str], bytes]:
+        """Send on the kept-alive connection; once more on a new one if the server had closed it idle."""
         while True:
             fresh = self._conn is None
             try:
                 if self._conn is None:
                     self._conn = self._connect()
-                self._conn.request("POST", self.path, body=body, headers=headers)
+                self._conn.request(method, self.path, body=body, headers=headers)
                 response = self._conn.getresponse()
                 payload = response.read()
             except ConnectionError as exc:
                 self._drop()
                 if fresh:
-                    raise AssertionError(f"POST {self.path} failed: {exc!r}; stderr:\n{self.stderr}") from exc
+                    raise AssertionError(f"{method} {self.path} failed: {exc!r}; stderr:\n{self.stderr}") from exc
                 continue  # an idle keep-alive connection the server closed: nothing was sent
             except TimeoutError as exc:
                 self._drop()
@@ -235,17 +237,17 @@ class HttpSession(ServerProcess):
     # -- ending ---------------------------------------------------------------------------
 
     def close(self, timeout: float = 10.0) -> int:  # noqa: ARG002 (the launcher's stop() has its own)
-        """End the session (DELETE, if the server issued one) and stop the server as a service is stopped."""
-        if self.session_id is not None and self.proc.poll() is None:
-            headers = self._auth_headers()
-            if self.revision in LEGACY:
-                headers["MCP-Protocol-Version"] = str(self.revision)
-            with contextlib.suppress(ConnectionError, TimeoutError, http.client.HTTPException):
-                if self._conn is None:
-                    self._conn = self._connect()
-                self._conn.request("DELETE", self.path, headers=headers)
-                self._conn.getresponse().read()  # 200/204, or 405 where the server lets sessions expire
-        self._drop()
-        code = self.served.stop() if self.proc.poll() is None else self.proc.wait()
-        self.lines.put(None)  # what a reader sees after the end, as stdout's EOF
+        """End the session (DELETE, if the server opened one) and stop the server as a service is stopped."""
+        try:
+            if self.session_id is not None and self.proc.poll() is None:
+                headers = self._auth_headers()
+                if self.revision in LEGACY:
+                    headers["MCP-Protocol-Version"] = str(self.revision)
+                status, _, body = self._exchange(None, headers, "DELETE")
+                # 405: the spec lets a server refuse to end sessions on request; 404 would mean it lost ours.
+                assert status in (200, 204, 405), f"DELETE of the session: HTTP {status} {body[:200]!r}"
+        finally:
+            self._drop()
+            code = self.served.stop() if self.proc.poll() is None else self.proc.wait()
+            self.lines.put(None)  # what a reader sees after the end, as stdout's EOF
         return code
