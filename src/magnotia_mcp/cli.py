@@ -290,6 +290,8 @@ def _serve_http(args: argparse.Namespace) -> int:
 def _run_http(http: Any, path: Path, origin: str, call_timeout: float, settings: Any) -> int:
     from magnotia_mcp.methods import new_server
 
+    _exit_cleanly_on_sigterm()  # until uvicorn takes the signals over, and as PID 1 in a container
+
     def open_store() -> Store:
         from magnotia_mcp.store.pool import Store
 

@@ -34,8 +34,9 @@ import hmac
 import ipaddress
 import json
 import re
+import signal
 import socket
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
@@ -564,6 +565,24 @@ async def _reply(
 # -- running it ---------------------------------------------------------------------
 
 
+class _Server(uvicorn.Server):
+    """uvicorn's server, except that SIGINT/SIGTERM end it as they end stdio: cleanly, exit status 0.
+
+    uvicorn re-raises the signal it caught once it has shut down, so the process died of it
+    (status 143) before the store was closed.
+    """
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        handled = (signal.SIGINT, signal.SIGTERM)
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
+
+
 def _protocol(request_timeout: float) -> type[H11Protocol]:
     """uvicorn's h11 protocol with a deadline for a request's headers.
 
@@ -617,7 +636,9 @@ def _protocol(request_timeout: float) -> type[H11Protocol]:
 def run(new_server: Callable[[], Server], settings: Settings, on_exit: Callable[[], Awaitable[None]]) -> int:
     """Bind, say where on stderr ("listening on http://HOST:PORT/mcp"), serve until SIGINT/SIGTERM."""
     family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say TCP, and without it each
+    # answer (uvicorn writes its head and body separately) waited ~40 ms for the client's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((settings.host, settings.port))
@@ -642,7 +663,7 @@ def run(new_server: Callable[[], Server], settings: Settings, on_exit: Callable[
         limit_concurrency=MAX_PENDING + MAX_WAITING + 64,
         h11_max_incomplete_event_size=64 * 1024,
     )
-    server = uvicorn.Server(config)
+    server = _Server(config)
     shown = f"[{settings.host}]" if family == socket.AF_INET6 else settings.host
 
     async def main() -> None:

@@ -27,7 +27,6 @@ import base64
 import http.client
 import json
 import queue
-import signal
 import socket
 import subprocess
 from typing import Any, Protocol
@@ -42,10 +41,6 @@ ACCEPT = "application/json, text/event-stream"
 NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 # A hang guard, not a timing check: the slowest tool call is bounded by the server's --call-timeout (30 s).
 HTTP_TIMEOUT = 3 * DEFAULT_TIMEOUT
-# KNOWN BUG, tolerated so the tool checks can run: on SIGTERM ``serve --http`` shuts down and then dies
-# of the signal (-15; uvicorn re-raises it on its way out, after restoring the default handler),
-# where stdio exits 0 as cli._exit_cleanly_on_sigterm promises. Drop this once it exits 0.
-SIGTERM_DEATH = -signal.SIGTERM
 
 
 class Served(Protocol):
@@ -105,7 +100,7 @@ class HttpSession(ServerProcess):
         self.raw_stdout: list[bytes] = []
         self.stderr_chunks: list[bytes] = []
         self._next_id = 0
-        self.expected_exit = {0, SIGTERM_DEATH}
+        self.expected_exit = {0}
         self.session_id: str | None = None  # Mcp-Session-Id, if the server issues one on initialize
         self._conn: http.client.HTTPConnection | None = None
 
