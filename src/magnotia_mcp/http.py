@@ -294,14 +294,16 @@ class App:
         if body_version is not None or header in revisions.MODERN:
             if body_version is None:
                 raise InvalidParams(f"params._meta must carry {META_VERSION!r} (MCP-Protocol-Version is {header!r})")
-            if header != body_version:
+            # Only what a header can carry is compared: a body value that is not a string is the
+            # body's own error (-32602 from the server), not a mismatch.
+            if isinstance(body_version, str) and header != body_version:
                 raise Mismatch("MCP-Protocol-Version header does not match params._meta's protocol version")
             method = message.get("method") if isinstance(message, dict) else None
             if headers.get("mcp-method") != method:
                 raise Mismatch("Mcp-Method header does not match the request body's method")
             key = NAME_BEARING.get(method) if isinstance(method, str) else None
             value = params.get(key) if key and isinstance(params, dict) else None
-            if value is not None and _header_value(headers.get("mcp-name")) != value:
+            if isinstance(value, str) and _header_value(headers.get("mcp-name")) != value:
                 raise Mismatch(f"Mcp-Name header does not match the request body's {key!r}")
             return (body_version if body_version in revisions.MODERN else revisions.MODERN[-1]), True
         if header is None:

@@ -41,6 +41,7 @@ from tests.support.sample import Sample, build_sample
 from tests.support.server import ServerProcess
 
 Start = Callable[..., ServerProcess]
+pytestmark = pytest.mark.transports("stdio", "http")
 
 
 @pytest.fixture(scope="module")
