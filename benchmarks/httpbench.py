@@ -8,9 +8,9 @@
              keep-alive connections, one request in flight on each, from a separate
              client process (asyncio, raw HTTP/1.1); the server's and the client's CPU
              time during the burst say which side was the bottleneck
-  peak RSS   VmHWM of the HTTP server after the above, with 50 keep-alive connections
-             open, each having made a tools/call (the 50 sent at once), and each
-             answering a ping afterwards (still open)
+  peak RSS   VmHWM of a fresh HTTP server with 50 keep-alive connections open, each
+             having made a tools/call (the 50 sent at once) and answering a ping after
+             (still open); the same again on the long-lived server after all the above
   spawn      spawn -> the "listening on http://.../mcp" line on stderr, and spawn ->
              the first answered `ping` (connecting every 2 ms meanwhile), fresh
              processes
@@ -328,7 +328,8 @@ def paired_calls(stdio: Server, conn: HttpConn, scenarios: Sequence[Scenario], p
 
 
 def measure_throughput(server: HttpServer, connections: int, requests: int, timeout: float) -> Json:
-    """One burst of `requests` pings over `connections` connections from a client process; CPU of both sides."""
+    """One burst of `requests` pings (at most 10 s of them) over `connections` connections from a client
+    process; CPU of both sides."""
     env = {**os.environ, TOKEN_ENV: server.token}
     argv = [
         sys.executable,
@@ -344,7 +345,7 @@ def measure_throughput(server: HttpServer, connections: int, requests: int, time
         str(requests),
     ]
     cpu0 = server.cpu_seconds()
-    done = subprocess.run(argv, env=env, capture_output=True, timeout=timeout + requests / 200, check=False)
+    done = subprocess.run(argv, env=env, capture_output=True, timeout=timeout + 30, check=False)
     cpu1 = server.cpu_seconds()
     if done.returncode != 0:
         raise HttpError(f"load client failed ({done.returncode}): {done.stderr.decode(errors='replace')[-400:]}")
@@ -356,19 +357,22 @@ def measure_throughput(server: HttpServer, connections: int, requests: int, time
     return out
 
 
-async def _load(host: str, port: int, token: str, connections: int, requests: int) -> Json:
+async def _load(host: str, port: int, token: str, connections: int, requests: int, max_seconds: float) -> Json:
     per = [requests // connections + (1 if i < requests % connections else 0) for i in range(connections)]
     streams = [await asyncio.open_connection(host, port) for _ in range(connections)]
     for _, w in streams:
         sock = w.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    bad = 0
+    bad = done = 0
+    stop_at = time.perf_counter() + max_seconds
 
     async def one(idx: int, n: int) -> None:
-        nonlocal bad
+        nonlocal bad, done
         r, w = streams[idx]
         for i in range(n):
+            if time.perf_counter() > stop_at:  # a slow server: the burst ends early, the rate stays honest
+                return
             # A fixed-width id (seven digits), so each request is built by a format, no JSON encoder.
             w.write(request_bytes(host, port, token, b'{"jsonrpc":"2.0","id":%d,"method":"ping"}' % (1_000_000 + i)))
             head = await r.readuntil(b"\r\n\r\n")
@@ -376,6 +380,7 @@ async def _load(host: str, port: int, token: str, connections: int, requests: in
             if m is None or not head.startswith(b"HTTP/1.1 200"):
                 raise HttpError(f"unexpected answer head: {head[:200]!r}")
             body = await r.readexactly(int(m.group(1)))
+            done += 1
             if b'"result"' not in body:
                 bad += 1
 
@@ -388,8 +393,8 @@ async def _load(host: str, port: int, token: str, connections: int, requests: in
         w.close()
     return {
         "connections": connections,
-        "requests": requests,
-        "ok": requests - bad,
+        "requests": done,
+        "ok": done - bad,
         "bad": bad,
         "seconds": t1 - t0,
         "client_cpu_s": c1 - c0,
@@ -525,20 +530,33 @@ def measure_http(
     connections: int,
     timeout: float,
     log: Callable[[str], None],
+    quick: bool = False,
 ) -> Json:
     """Everything above for one server command on one store; figures as JSON (report.http_figures reads it)."""
     say = log
     out: Json = {"cmd": http_argv(cmd, db, "127.0.0.1:0"), "failures": []}
-    say(f"  [http] spawn-to-ready x{spawn_runs} (+1 untimed)")
+    say(f"  [http] spawn-to-ready x{spawn_runs}" + ("" if quick else " (+1 untimed)"))
     spawns: list[list[float]] = []
     try:
-        spawn_to_ready(cmd, db, env, timeout)
+        if not quick:
+            spawn_to_ready(cmd, db, env, timeout)
         for _ in range(spawn_runs):
             listening, ready = spawn_to_ready(cmd, db, env, timeout)
             spawns.append([listening, ready])
     except (HttpError, OSError) as e:
         out["failures"].append(f"spawn: {e}")
     out["spawn"] = spawns
+    calls = [(sc.tool, sc.args) for sc in workload]
+    if not quick:  # smoke: the 50 connections on the long-lived server only (below)
+        say(f"  [http] a fresh server: peak RSS with {CONNECTIONS_FOR_RSS} keep-alive connections")
+        try:
+            fresh = HttpServer(cmd, db, env, timeout)
+            try:
+                out["rss_fresh"] = rss_with_connections(fresh, calls, CONNECTIONS_FOR_RSS)
+            finally:
+                fresh.stop()
+        except (HttpError, OSError) as e:
+            out["failures"].append(f"fresh server: {e}")
     stdio = Server([*cmd, "--db", str(db)], env, timeout)
     http: HttpServer | None = None
     try:
@@ -562,8 +580,7 @@ def measure_http(
         ]
         if throughput_bursts > 1:  # one connection: a round trip at a time, latency-bound (full runs only)
             out["throughput_1"] = measure_throughput(http, 1, max(200, throughput_requests // 4), timeout)
-        say(f"  [http] peak RSS with {CONNECTIONS_FOR_RSS} keep-alive connections")
-        calls = [(sc.tool, sc.args) for sc in workload]
+        say(f"  [http] peak RSS with {CONNECTIONS_FOR_RSS} keep-alive connections, after all the above")
         out["rss"] = rss_with_connections(http, calls, CONNECTIONS_FOR_RSS)
     except (ServerError, OSError, subprocess.TimeoutExpired) as e:
         out["failures"].append(f"server: {e}")
@@ -591,11 +608,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     load.add_argument("--port", type=int, required=True)
     load.add_argument("--connections", type=int, default=4)
     load.add_argument("--requests", type=int, default=6000)
+    load.add_argument("--max-seconds", type=float, default=10.0, help="stop sending after this long (default: 10)")
     args = ap.parse_args(argv)
     token = os.environ.get(TOKEN_ENV)
     if not token:
         ap.error(f"${TOKEN_ENV} must hold the server's token")
-    result = asyncio.run(_load(args.host, args.port, token, args.connections, args.requests))
+    result = asyncio.run(_load(args.host, args.port, token, args.connections, args.requests, args.max_seconds))
     print(json.dumps(result))
     return 0
 

@@ -347,20 +347,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 def measure_http_part(
     cmd: list[str], store: generate.StoreInfo, workload: list[Scenario], args: argparse.Namespace, label: str
 ) -> Json:
-    """The HTTP part on one store (smoke: a short pass: the first scenarios, 2 spawns, one small burst)."""
+    """The HTTP part on one store (smoke: a short pass: two calls per tool, one spawn, one small burst)."""
     t0 = time.perf_counter()
     raw = httpbench.measure_http(
         cmd,
         store.path,
         smoke_sample(workload, 2) if args.smoke else workload,
         server_env(cmd),
-        spawn_runs=2 if args.smoke else args.spawn_runs,
+        spawn_runs=1 if args.smoke else args.spawn_runs,
         pings=6 if args.smoke else 300,
         throughput_requests=args.http_pings,
         throughput_bursts=1 if args.smoke else 3,
         connections=args.http_connections,
         timeout=args.timeout,
         log=log,
+        quick=args.smoke,
     )
     fig = http_figures(raw)
     fig["store"] = label
