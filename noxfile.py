@@ -152,7 +152,7 @@ def mcpb(session: nox.Session) -> None:
     if binary.exists() and binary.stat().st_mtime > newest_source:
         session.log(f"reusing {binary} (newer than src/)")
     else:
-        session.install("pyinstaller==6.22.3")
+        session.install(".[http]", "pyinstaller==6.22.3")  # the bundle's executable serves --http too
         session.run(
             "pyinstaller",
             "--noconfirm",

@@ -658,6 +658,7 @@ def run(new_server: Callable[[], Server], settings: Settings, on_exit: Callable[
         http=_protocol(settings.request_timeout),
         loop="asyncio",
         lifespan="off",
+        ws="none",  # no websockets: uvicorn would otherwise look for a websockets library at start
         log_config=None,
         access_log=False,  # never log request lines: they are where a token would show
         server_header=False,

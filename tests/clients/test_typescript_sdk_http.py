@@ -150,7 +150,9 @@ def test_typescript_client_progress_over_http(mode: str, scan_served: HttpServer
 def test_typescript_client_cancellation_over_http(mode: str, launcher: Launcher, big_store: Path) -> None:
     """Scans aborted on their first progress stop on the server: as many again then run at once, and it answers."""
     revision = CLIENT_MODES[mode][1]
-    server = start(launcher, big_store, [], {"MAGNOTIA_MCP_TOKEN": TOKEN})  # its own: no scan left from another
+    # Its own server (no scan left from another), where no call times out: a scan waiting for a store reader
+    # on a loaded machine must still be there to be cancelled.
+    server = start(launcher, big_store, ["--call-timeout", "3600"], {"MAGNOTIA_MCP_TOKEN": TOKEN})
     try:
         args = {"endless": ENDLESS, "quick": NEWEST_ID, "slots": MAX_PENDING}
         summary = summary_of(run_http(mode, server, "cancel", args))

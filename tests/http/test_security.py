@@ -183,8 +183,8 @@ def test_a_client_that_never_sends_does_not_block_others(served: HttpServer) -> 
 
 
 def test_no_auth_is_refused_on_a_non_loopback_address(launcher: Launcher, sample: Sample) -> None:
-    if launcher.kind not in ("package", "script"):
-        return
+    if launcher.kind == "container":
+        pytest.skip("the container's loopback is not the host's: it always binds 0.0.0.0 (tests/http/conftest.py)")
     argv = launcher.argv(sample.path, ["serve", "--http", "0.0.0.0:0", "--no-auth"])
     done = subprocess.run(argv, capture_output=True, timeout=60, check=False)
     assert done.returncode == 2
