@@ -51,9 +51,14 @@ class HttpServer:
     ) -> None:
         self.container = container
         self.proc = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
         )
         self.stderr: list[str] = []
+        self.stdout = bytearray()  # must stay empty: over HTTP, as over stdio, stdout carries nothing else
+        stdout = self.proc.stdout
+        assert stdout is not None
+        self.stdout_reader = threading.Thread(target=lambda: self.stdout.extend(stdout.read()), daemon=True)
+        self.stdout_reader.start()
         found = threading.Event()
         self.url = ""
 
@@ -85,6 +90,7 @@ class HttpServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
         code = self.proc.wait()
+        self.stdout_reader.join(30)
         if self.container is not None:
             engine, name = self.container
             subprocess.run([engine, "rm", "--force", name], capture_output=True, timeout=60, check=False)
@@ -162,7 +168,8 @@ def served(launcher: Launcher, sample: Sample) -> Iterator[HttpServer]:
     before = digest(sample.path)
     server = start(launcher, sample.path, [], {"MAGNOTIA_MCP_TOKEN": TOKEN})
     yield server
-    server.stop()
+    assert server.stop() == 0, "".join(server.stderr)
+    assert server.stdout == b"", "serve --http wrote on stdout"
     assert digest(sample.path) == before, "the store changed"
 
 
@@ -178,6 +185,7 @@ def launch(launcher: Launcher, sample: Sample) -> Iterator[Callable[..., HttpSer
     yield make
     for server in started:
         server.stop()
+        assert server.stdout == b"", "serve --http wrote on stdout"
 
 
 def digest(path: Path) -> str:
