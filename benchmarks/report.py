@@ -317,7 +317,7 @@ def _http(fig: Json | None) -> list[str]:
     sl, sr = fig["spawn_listening_ms"], fig["spawn_ready_ms"]
     lines += [
         "",
-        f"**Spawn** ({len(sr['runs'])} fresh processes, after one untimed but in smoke runs):"
+        f"**Spawn** ({len(sr['runs'])} fresh processes; one untimed before them, but in smoke runs):"
         f" spawn → `listening on` line"
         f" median {fmt(sl['median'], 1)} / p90 {fmt(sl['p90'], 1)} ms; spawn → first answered ping (a connection"
         f" tried every 2 ms) median {fmt(sr['median'], 1)} / p90 {fmt(sr['p90'], 1)} ms.",
