@@ -472,6 +472,12 @@ def _negotiated(response: bytes) -> str | None:
 
 def _status(answer: bytes, modern: bool) -> int:
     """200, or for an error: 400 when the body was no usable request, and what 2026-07-28 names."""
+    # Parse only errors: a whole result can be large (a page of 100 transcripts: ~0.8 ms to parse).
+    # In encoded JSON the bytes "result": and "error": occur unescaped only as keys, so whichever
+    # comes first is the response's own member (a nested "error" key sits inside "result").
+    error_at, result_at = answer.find(b'"error":'), answer.find(b'"result":')
+    if error_at == -1 or -1 < result_at < error_at:
+        return 200
     try:
         reply = json.loads(answer) if answer else None
     except ValueError:
