@@ -164,13 +164,13 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> Sample:
 
 @pytest.fixture
 def served(launcher: Launcher, sample: Sample) -> Iterator[HttpServer]:
-    """The sample store over HTTP with TOKEN required; the store must be unchanged afterwards."""
-    before = digest(sample.path)
+    """The sample store over HTTP with TOKEN required; the store and its folder must be as they were afterwards."""
+    before = footprint(sample.path)
     server = start(launcher, sample.path, [], {"MAGNOTIA_MCP_TOKEN": TOKEN})
     yield server
     assert server.stop() == 0, "".join(server.stderr)
     assert server.stdout == b"", "serve --http wrote on stdout"
-    assert digest(sample.path) == before, "the store changed"
+    assert footprint(sample.path) == before, "the store or its folder changed"
 
 
 @pytest.fixture
@@ -182,11 +182,18 @@ def launch(launcher: Launcher, sample: Sample) -> Iterator[Callable[..., HttpSer
         started.append(server)
         return server
 
+    before = footprint(sample.path)
     yield make
     for server in started:
         server.stop()
         assert server.stdout == b"", "serve --http wrote on stdout"
+    assert footprint(sample.path) == before, "the store or its folder changed"
 
 
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def footprint(path: Path) -> tuple[str, list[str]]:
+    """The store's bytes and the names in its folder (no -wal/-shm/-journal of the server's may stay)."""
+    return digest(path), sorted(entry.name for entry in path.parent.iterdir())
