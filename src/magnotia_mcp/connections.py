@@ -27,6 +27,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import socket
+import struct
 import sys
 from typing import Protocol
 
@@ -44,6 +46,8 @@ MAX_CONNECTIONS = 4096
 RESERVED_FDS = 64
 # macOS refuses a soft limit above OPEN_MAX even when the hard limit says "unlimited".
 MACOS_OPEN_MAX = 10240
+# SO_LINGER on, 0 s: closing resets the connection at once (struct linger: two u_short on Windows).
+LINGER_NONE = struct.pack("HH" if sys.platform == "win32" else "ii", 1, 0)
 
 
 class Connection(Protocol):
@@ -210,7 +214,7 @@ def protocol_class(request_timeout: float, registry: Registry) -> type[H11Protoc
             self.drop()
 
         def drop(self) -> None:
-            """Close now. With unsent bytes (a client that does not read), abort: close() would wait for them."""
+            """Close now. With unsent bytes (a client that does not read), reset: close() would wait for them."""
             self.disarm()
             self.unstall()
             registry.closed(self)
@@ -219,6 +223,12 @@ def protocol_class(request_timeout: float, registry: Registry) -> type[H11Protoc
             with contextlib.suppress(h11.LocalProtocolError):
                 self.conn.send(h11.ConnectionClosed())
             if self.transport.get_write_buffer_size():
+                # Reset, not FIN: the kernel would otherwise keep the unread bytes (megabytes) and go
+                # on offering them to a client that does not read.
+                sock = self.transport.get_extra_info("socket")
+                if sock is not None:
+                    with contextlib.suppress(OSError):
+                        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, LINGER_NONE)
                 self.transport.abort()
             else:
                 self.transport.close()

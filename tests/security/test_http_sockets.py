@@ -12,6 +12,7 @@ import http.client
 import json
 import os
 import re
+import select
 import socket
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
@@ -95,6 +96,15 @@ def answers(sock: socket.socket, count: int) -> list[tuple[int, object]]:
     return found
 
 
+def _bindable(family: socket.AddressFamily, host: str) -> bool:
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((host, 0))
+    except OSError:
+        return False
+    return True
+
+
 # -- finding 2: idle connections ---------------------------------------------------------
 
 
@@ -152,6 +162,26 @@ def test_past_the_connection_cap_the_oldest_waiting_connection_is_closed_first(
     assert len(lines) <= 2, lines  # counted, not one line per connection
 
 
+@pytest.mark.skipif(
+    not all(_bindable(socket.AF_INET, a) for a in ("127.0.0.2", "127.0.0.3")),
+    reason="needs 127.0.0.2 and 127.0.0.3 as source addresses (Linux has all of 127/8)",
+)
+def test_a_flooding_peer_loses_its_own_connections_first(launch: Callable[..., HttpServer]) -> None:
+    """The connections to close are taken from the peer with the most waiting: another peer's older ones stay."""
+    cap = 32
+    server = launch([*PATIENT, "--max-connections", str(cap)], {"MAGNOTIA_MCP_TOKEN": TOKEN})
+    host, port = server.host_port.rsplit(":", 1)
+    with sockets() as opened:
+        mine = [socket.create_connection((host, int(port)), SAFETY, ("127.0.0.3", 0)) for _ in range(8)]
+        opened.extend(mine)
+        flood = [socket.create_connection((host, int(port)), SAFETY, ("127.0.0.2", 0)) for _ in range(4 * cap)]
+        opened.extend(flood)
+        assert closed_by_server(flood[0]), "the flood's oldest connection is closed"
+        for n, sock in enumerate(mine):  # older than the whole flood, yet still open and served
+            sock.sendall(raw_request(server, LIST_TASKS, n))
+            assert answers(sock, 1) == [(200, n)]
+
+
 def test_a_full_server_of_requests_in_progress_turns_new_connections_away_until_one_ends(
     launch: Callable[..., HttpServer],
 ) -> None:
@@ -203,6 +233,37 @@ def test_many_requests_on_one_keep_alive_connection(launch: Callable[..., HttpSe
     assert seen == [(200, n) for n in range(500)]
 
 
+@pytest.mark.skipif(not hasattr(select, "poll"), reason="needs poll() to see the connection reset")
+def test_a_client_that_stops_reading_its_answers_is_cut_off(launch: Callable[..., HttpServer]) -> None:
+    """Pipelined requests whose answers are never read: the server stops waiting for the reader.
+
+    The answers (~8 KB each, ~75 MB in all) outgrow every buffer between server and client, so
+    the server's writes stall, and with them its reading of the next requests. Without a
+    deadline on writing, the connection (and, for a call, its slot) was held for as long as the
+    client kept it open. With it, the server drops the connection: the client sees it reset
+    (while still sending, or afterwards: poll() reports the error and the hang-up).
+    """
+    server = launch(["--request-timeout", "1"], {"MAGNOTIA_MCP_TOKEN": TOKEN})
+    request = raw_request(server, {"jsonrpc": "2.0", "method": "tools/list"}, 1)
+    reader = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    with contextlib.closing(reader):
+        reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connecting: a small window
+        host, port = server.host_port.rsplit(":", 1)
+        reader.connect((host, int(port)))
+        reader.settimeout(SAFETY)
+        try:
+            reader.sendall(request * 10_000)
+        except ConnectionError:
+            pass  # reset while sending: dropped
+        else:
+            watch = select.poll()
+            watch.register(reader, 0)  # no POLLIN (unread answers are there): only an error or a hang-up
+            events = watch.poll(SAFETY * 1000)
+            assert events, "the server kept waiting for a client that does not read"
+            assert events[0][1] & (select.POLLERR | select.POLLHUP)
+    assert post(server, LIST_TASKS)[0] == 200
+
+
 # -- log volume ------------------------------------------------------------------------------
 
 
@@ -232,15 +293,6 @@ def test_abuse_writes_a_bounded_number_of_log_lines(launch: Callable[..., HttpSe
 
 
 # -- finding 7: loopback aliases --------------------------------------------------------------
-
-
-def _bindable(family: socket.AddressFamily, host: str) -> bool:
-    try:
-        with socket.socket(family, socket.SOCK_STREAM) as probe:
-            probe.bind((host, 0))
-    except OSError:
-        return False
-    return True
 
 
 def _start_on(launcher: Launcher, sample_: Sample, bind: str) -> HttpServer:
