@@ -21,7 +21,8 @@ and, last, the response.
 
 Bounds: bodies over ``MAX_BODY_BYTES`` get 413; at most ``stdio.MAX_PENDING`` calls run
 at once and ``MAX_WAITING`` more wait for a slot, beyond which 503 (with Retry-After: the
-server is busy, not the client at fault, so not 429).
+server is busy, not the client at fault, so not 429). Connections, their deadlines and which
+one is closed when the server is full: ``connections``; the Host and Origin checks: ``hostcheck``.
 """
 
 from __future__ import annotations
