@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from magnotia_mcp import log
 
 EVERY = 60.0  # seconds: at most one line per kind in this time (the first one, or a count)
+# uvicorn's advice after "Unsupported upgrade request." is wrong here: websockets are off on purpose.
+IGNORED = ("No supported WebSocket library detected",)
 
 
 @dataclass
@@ -110,6 +112,8 @@ class ThrottledHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
+            if str(record.msg).startswith(IGNORED):
+                return
             kind = f"{record.name}:{record.msg}"
             line = record.getMessage().strip()
             if record.exc_info and record.exc_info[1] is not None:
