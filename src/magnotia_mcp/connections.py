@@ -46,6 +46,7 @@ MAX_CONNECTIONS = 4096
 RESERVED_FDS = 64
 # macOS refuses a soft limit above OPEN_MAX even when the hard limit says "unlimited".
 MACOS_OPEN_MAX = 10240
+MAX_HEAD_BYTES = 64 * 1024  # a request line and headers; beyond: 400 and the connection closed
 # SO_LINGER on, 0 s: closing resets the connection at once (struct linger: two u_short on Windows).
 LINGER_NONE = struct.pack("HH" if sys.platform == "win32" else "ii", 1, 0)
 
@@ -79,6 +80,8 @@ def peer_of(address: object) -> str:
         ip = ipaddress.ip_address(str(host).partition("%")[0])
     except ValueError:
         return str(host)
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)  # an IPv4 client of a dual-stack [::] bind
     if ip.version == 6 and not ip.is_loopback:
         return str(ipaddress.ip_network(f"{ip}/64", strict=False))
     return str(ip)
@@ -148,6 +151,26 @@ class Registry:
         return next(iter(self.waiting[peer]))
 
 
+class BoundedHead(h11.Connection):
+    """h11's server side, refusing a request head over MAX_HEAD_BYTES.
+
+    h11's own limit (max_incomplete_event_size) applies only while a head is incomplete: one
+    that arrives whole in a single read (asyncio reads up to 256 KiB) passes whatever its size.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
+
+    def next_event(self) -> type[h11.NEED_DATA] | type[h11.PAUSED] | h11.Event:
+        event = super().next_event()
+        if isinstance(event, h11.Request):
+            size = len(event.method) + len(event.target) + sum(len(n) + len(v) + 4 for n, v in event.headers)
+            if size > MAX_HEAD_BYTES:
+                # uvicorn answers a RemoteProtocolError with 400 and closes the connection.
+                raise h11.RemoteProtocolError("request head too large", error_status_hint=431)
+        return event
+
+
 def protocol_class(request_timeout: float, registry: Registry) -> type[H11Protocol]:
     """uvicorn's h11 protocol, counted in registry, with the deadlines of the module's docstring.
 
@@ -162,6 +185,7 @@ def protocol_class(request_timeout: float, registry: Registry) -> type[H11Protoc
         stalled: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            self.conn = BoundedHead()
             super().connection_made(transport)
             if not registry.opened(self, peer_of(self.client)):
                 self.drop()

@@ -608,7 +608,7 @@ def run(new_server: Callable[[], Server], settings: Settings, on_exit: Callable[
         timeout_keep_alive=int(settings.timeout_keep_alive),
         # No limit_concurrency: it counts connections, so idle sockets made every request 503. Calls
         # are bounded by App (MAX_PENDING running, MAX_WAITING waiting), connections by the registry.
-        h11_max_incomplete_event_size=64 * 1024,
+        h11_max_incomplete_event_size=connections.MAX_HEAD_BYTES,
     )
     server = _Server(config)
     shown = f"[{settings.host}]" if family == socket.AF_INET6 else settings.host

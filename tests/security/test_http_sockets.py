@@ -264,6 +264,30 @@ def test_a_client_that_stops_reading_its_answers_is_cut_off(launch: Callable[...
     assert post(server, LIST_TASKS)[0] == 200
 
 
+def test_an_oversized_head_and_an_oversized_chunked_body_are_refused(launch: Callable[..., HttpServer]) -> None:
+    """A head over 64 KiB gets 400 and the connection closed; a chunked body (no length to check first) 413 at 1 MiB."""
+    server = launch([], {"MAGNOTIA_MCP_TOKEN": TOKEN})
+    with sockets() as opened:
+        sock = connect(server)
+        opened.append(sock)
+        head = raw_request(server, LIST_TASKS, 1).split(b"\r\n\r\n")[0]
+        pad = b"".join(b"X-Pad-%d: %s\r\n" % (n, b"x" * 1000) for n in range(70))  # 70 KB of headers
+        sock.sendall(head + b"\r\n" + pad + b"\r\n")
+        assert read_head(sock.makefile("rb"))[0] == 400
+        assert closed_by_server(sock)
+        chunked = connect(server)
+        opened.append(chunked)
+        head = (
+            raw_request(server, LIST_TASKS, 2)
+            .split(b"\r\n\r\n")[0]
+            .replace(b"Content-Length: ", b"Transfer-Encoding: chunked\r\nX-Was-Length: ")
+        )
+        chunk = b"%x\r\n%s\r\n" % (64 * 1024, b" " * (64 * 1024))
+        chunked.sendall(head + b"\r\n\r\n" + chunk * 17)  # 1 MiB + 64 KiB, never ended
+        assert answers(chunked, 1) == [(413, None)]
+    assert post(server, LIST_TASKS)[0] == 200
+
+
 # -- log volume ------------------------------------------------------------------------------
 
 
