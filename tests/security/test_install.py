@@ -254,12 +254,14 @@ def test_a_dangling_link_is_not_followed_to_create_a_file(
     assert snapshot(home, elsewhere) == before
 
 
+@pytest.mark.parametrize("dry_run", [False, True], ids=["write", "dry-run"])
 def test_force_does_not_create_folders_through_a_dangling_link(
-    launcher: Launcher, home: Path, elsewhere: Path, store: Path
+    dry_run: bool, launcher: Launcher, home: Path, elsewhere: Path, store: Path
 ) -> None:
     (home / ".cursor").symlink_to(elsewhere / "made-for-you")
     before = snapshot(home, elsewhere)
-    done = run(install_command(launcher), "install", "cursor", "--db", str(store), "--force")
+    args = ["install", "cursor", "--db", str(store), "--force", *(["--dry-run"] if dry_run else [])]
+    done = run(install_command(launcher), *args)
     refused(done, "does not exist")
     assert snapshot(home, elsewhere) == before
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from magnotia_mcp.install import edit
+from magnotia_mcp.install import configfile, edit
 from magnotia_mcp.install.hosts import HOSTS, Host, config_path, marker
 from magnotia_mcp.install.jsonc import NotEditable
 from magnotia_mcp.install.launch import DEFAULT_IMAGE, NoCommand, running_channel, server_argv
@@ -119,6 +119,11 @@ def _apply(
             print(f"{host.title}: no {opts.name!r} entry in {path} (nothing changed)", file=out)
         return 0
     if opts.dry_run:
+        try:
+            if old is None:
+                configfile.check_creatable(path)
+        except NotEditable as exc:
+            return _refuse(host, path, opts, entry, exc, err)
         print(edit.diff(path, old, new), end="", file=out)
         print(f"(dry run: {path} not changed)", file=out)
         return 0

@@ -309,6 +309,11 @@ def _replace(config: Config, data: bytes) -> Path:
     return config.target.parent / backup
 
 
+def check_creatable(path: Path) -> None:
+    """Refused if a new file at path could not be made safely (what --dry-run checks before saying it would)."""
+    _check_folders(path.parent)
+
+
 def _create(path: Path, data: bytes) -> None:
     """A new file at path (never through a link), its missing folders made for the owner only."""
     for step in _check_folders(path.parent):
