@@ -254,6 +254,16 @@ def test_a_dangling_link_is_not_followed_to_create_a_file(
     assert snapshot(home, elsewhere) == before
 
 
+def test_a_link_loop_is_refused(launcher: Launcher, home: Path, elsewhere: Path, store: Path) -> None:
+    path = host_folder(home, "gemini-cli")
+    path.symlink_to(elsewhere / "a")
+    (elsewhere / "a").symlink_to(path)
+    before = snapshot(home, elsewhere)
+    for args in (["install", "gemini-cli", "--db", str(store)], ["uninstall", "gemini-cli"]):
+        refused(run(install_command(launcher), *args), "cannot be followed")
+    assert snapshot(home, elsewhere) == before
+
+
 @pytest.mark.parametrize("dry_run", [False, True], ids=["write", "dry-run"])
 def test_force_does_not_create_folders_through_a_dangling_link(
     dry_run: bool, launcher: Launcher, home: Path, elsewhere: Path, store: Path

@@ -145,7 +145,7 @@ def load(path: Path, limit: int = MAX_BYTES) -> Config:
         if st.st_size > limit:
             raise Refused(
                 f"it is {st.st_size:,} bytes, more than the {limit // MiB} MiB this command reads from a host's "
-                "config; check that this is the host's config file, or add the entry by hand"
+                "config; check that this is the host's config file (and trim it if it is)"
             )
         chunks = []
         size = 0
