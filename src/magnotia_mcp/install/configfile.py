@@ -63,6 +63,8 @@ class Config:
 
 
 def _kind(mode: int) -> str:
+    if stat.S_ISREG(mode):
+        return "a file"
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISFIFO(mode):
@@ -195,7 +197,8 @@ class _Folder:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.fd: int | None = None
-        if os.open in os.supports_dir_fd and os.replace in os.supports_dir_fd:
+        # os.replace takes the same dir_fd arguments as os.rename, which is the one listed there.
+        if {os.open, os.rename, os.unlink, os.stat} <= os.supports_dir_fd:
             self.fd = os.open(path, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
 
     def at(self, name: str) -> str:
