@@ -86,7 +86,7 @@ def configured_hosts() -> list[dict[str, Any]]:
     for host in HOSTS.values():
         path = Path(config_path(host))
         try:
-            text = edit.read(path)
+            text = edit.read(host, path)
             argv = None if text is None else edit.configured_argv(host, text, NAME)
         except (NotEditable, OSError) as exc:
             found.append({"host": host.key, "config": str(path), "error": f"cannot read: {exc}"})
