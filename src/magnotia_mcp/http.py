@@ -45,7 +45,7 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from magnotia_mcp import __version__, jsonrpc, log, revisions
+from magnotia_mcp import __version__, discovery, jsonrpc, log, revisions
 from magnotia_mcp.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -173,9 +173,14 @@ class App:
             return  # lifespan is off; websockets are not served
         headers = _headers(scope)
         status, reason = self.refuse(scope, headers)
+        if status == 404 and self.token is not None and (probe := discovery.answer(scope["method"], scope["path"])):
+            await _reply(send, *probe)  # a host refused for want of the token looking for OAuth: tell it the fix
+            return
+        if status == 401:
+            await _reply(send, status, *discovery.unauthorized(bool(reason)))
+            return
         if status:
-            extra = [(b"www-authenticate", b"Bearer" + reason)] if status == 401 else []
-            await _reply(send, status, _refusal(reason), extra)
+            await _reply(send, status, _refusal(reason))
             return
         if scope["method"] == "DELETE":
             await self.delete(headers, send)
