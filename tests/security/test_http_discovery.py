@@ -66,6 +66,15 @@ def test_the_probes_are_behind_the_host_and_origin_checks(served: HttpServer) ->
             assert b"doctor" not in body
 
 
+def test_without_a_token_to_ask_for_the_probes_are_ordinary_404s(launch: Callable[..., HttpServer]) -> None:
+    """--no-auth: no host is refused, and the text about a token would be wrong; the paths are unknown."""
+    server = launch(["--no-auth"])
+    for path in (*WELL_KNOWN, "/register"):
+        status, _, body = post(server, REGISTRATION, token=None, path=path)
+        assert status == 404, (path, status)
+        assert b"doctor" not in body
+
+
 def test_a_401_says_what_to_send(served: HttpServer) -> None:
     status, headers, body = post(served, LIST_TASKS, token=None)
     assert status == 401
