@@ -153,9 +153,7 @@ class App:
         self.allowed_hosts: set[str] | None = None
         self.sessions = Sessions()
         # Calls in flight by (session, request id), for notifications/cancelled (which comes in its own POST).
-        # Only calls in a session: without one, nothing ties a notification to the client that sent the call
-        # (HTTP/1.1 carries one request at a time, so it comes on another connection, which may be anyone's).
-        self.calls: dict[tuple[str, RequestId], list[Server]] = {}
+        self.calls: dict[tuple[str | None, RequestId | None], list[Server]] = {}
         self.allowed_origins: set[str] = {o.rstrip("/").lower() for o in settings.allow_origins}
         self.bound(settings.port)
 
@@ -358,7 +356,9 @@ class App:
         answer is dropped.
         """
         body, request_id, session_id = request.body, request.request_id, request.session_id
-        # Where notifications/cancelled finds the call: in its session only (see self.calls).
+        # Where notifications/cancelled finds the call: in its session only. Without one, nothing ties a
+        # notification to the call's client (HTTP/1.1 carries one request at a time, so it comes on another
+        # connection, which may be anyone's): such calls are not registered.
         key = (session_id, request_id) if session_id is not None and request_id is not None else None
         server = self.new_server()
         server.legacy_revision = None if request.modern else request.revision
