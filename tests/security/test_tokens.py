@@ -192,6 +192,24 @@ def test_a_token_file_owned_by_another_user_is_refused(
     refused(serve(launcher, db, config, "--token-file", str(path)), str(path), "another user", secret=token)
 
 
+@POSIX
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a file to another group needs root")
+def test_a_token_file_its_group_may_read_is_refused_unless_the_group_is_the_users_own(
+    launcher: Launcher, db: Path, tmp_path: Path, config: Path
+) -> None:
+    """Debian's ssh rule: with per-user groups (umask 002) a group-readable file is private; with a shared one, not."""
+    token = secrets.token_urlsafe(32)
+    path = write_private(tmp_path / "secret" / "token", token + "\n", 0o640)
+    os.chown(path, 0, 65534)  # nogroup: not root's own group
+    refused(serve(launcher, db, config, "--token-file", str(path)), str(path), f"chmod 600 {path}", secret=token)
+    grp, pwd = pytest.importorskip("grp"), pytest.importorskip("pwd")
+    if [p.pw_name for p in pwd.getpwall() if p.pw_gid == 0] != ["root"] or grp.getgrgid(0).gr_mem:
+        pytest.skip("group 0 has members other than root here")
+    os.chown(path, 0, 0)  # root's own group: only root is in it
+    outcome = serve(launcher, db, config, "--token-file", str(path))
+    assert outcome.listened, outcome.stderr
+
+
 def test_a_token_file_through_a_symlink_is_followed(launcher: Launcher, db: Path, tmp_path: Path, config: Path) -> None:
     """Kubernetes and Compose mount secrets behind symlinks: --token-file names the file the user chose."""
     token = secrets.token_urlsafe(32)
