@@ -186,7 +186,7 @@ def _check_folders(folder: Path, what: str = "the saved token") -> None:
         raise TokenError(f"{what}: {problem}")
 
 
-def _generate(path: Path, again: bool = True) -> str:
+def _generate(path: Path) -> str:
     """A new token written at path, which must not exist: never through a symlink, 0600 from the first byte."""
     value = secrets.token_urlsafe(32)
     try:
@@ -201,10 +201,10 @@ def _generate(path: Path, again: bool = True) -> str:
     except FileExistsError:
         if os.path.islink(path):
             raise TokenError(_symlink_message(path)) from None
-        if again:  # another serve --http made it meanwhile: use that one
-            saved = _saved_token(path)
-            return saved if saved is not None else _generate(path, again=False)
-        raise TokenError(f"cannot save a new token at {path}: it keeps appearing; remove it and start again") from None
+        saved = _saved_token(path, remove_empty=False)  # another serve --http made it meanwhile: use that one
+        if saved is None:  # ... and has not written it yet
+            raise TokenError(f"another magnotia-mcp is saving a new token at {path} right now; start again") from None
+        return saved
     except OSError as exc:
         if exc.errno == errno.ELOOP or os.path.islink(path):
             raise TokenError(_symlink_message(path)) from None
