@@ -29,9 +29,10 @@ from magnotia_mcp.filemodes import POSIX, folder_problem, make_private_folders, 
 
 ENV_VAR = "MAGNOTIA_MCP_TOKEN"
 FILE_NAME = "http-token"
-# 32 characters: what a guess must find is then as big as a random 128-bit key (a generated token,
-# secrets.token_urlsafe(32), is 43 characters holding 256 bits). Anyone who reaches the port can guess
-# online as fast as loopback answers: every local user, and on a non-loopback bind, the network.
+# Anyone who reaches the port can guess online as fast as loopback answers: every local user, and on a
+# non-loopback bind, the network. 32 characters drawn at random from 16 symbols or more (hex, base64) are
+# at least 2^128 choices, a random 128-bit key's; a generated token (token_urlsafe(32)) has 43, 256 bits.
+# Length is all that can be checked here: the messages say how to make a random one.
 MIN_LENGTH = 32
 MAX_FILE_BYTES = 4096  # a token file holds one line; more is not a token file
 GENERATE = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
