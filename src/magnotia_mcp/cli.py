@@ -124,8 +124,9 @@ def _add_http_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--token-file",
         metavar="PATH",
-        help="read the bearer token from PATH (default: $MAGNOTIA_MCP_TOKEN, else one generated once and "
-        "kept in the user's config folder, mode 0600)",
+        help="read the bearer token from PATH, its first line: a regular file only you (or root) may change, "
+        "and only you may read if it is yours (default: $MAGNOTIA_MCP_TOKEN, else one generated once and kept in "
+        "the user's config folder, mode 0600); a token has at least 32 characters",
     )
     group.add_argument(
         "--no-auth", action="store_true", help="accept requests without a token (only with a loopback HOST)"

@@ -211,11 +211,15 @@ def test_a_token_is_generated_once_and_kept_with_mode_0600(launch: Callable[...,
     assert post(again, LIST_TASKS, token=token)[0] == 200
 
 
-def test_token_file(launch: Callable[..., HttpServer], tmp_path: Path) -> None:
+def test_token_file(launcher: Launcher, launch: Callable[..., HttpServer], tmp_path: Path) -> None:
     path = tmp_path / "token"
-    path.write_text("from-a-file\n")
+    from_file = "from-a-file-" + "z" * 32
+    path.write_text(from_file + "\n")
+    # Private to its owner here; in the container it is root's (the engine maps this user to root), and the
+    # image's user reads it as it reads a Docker or Kubernetes secret.
+    path.chmod(0o600 if launcher.local else 0o644)
     server = launch(["--token-file", str(path)])
-    assert post(server, LIST_TASKS, token="from-a-file")[0] == 200
+    assert post(server, LIST_TASKS, token=from_file)[0] == 200
     assert post(server, LIST_TASKS, token=TOKEN)[0] == 401
 
 
