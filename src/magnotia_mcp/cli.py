@@ -260,7 +260,11 @@ def _serve_http(args: argparse.Namespace) -> int:
         if source.startswith("$") or source == args.token_file:
             log.info(f"bearer token from {source}")
         else:
-            log.info(f"bearer token ({'new, ' if created else ''}kept in {source}): {token}")
+            # The token itself is never logged: hosts keep servers' stderr in log files.
+            log.info(
+                f"bearer token ({'new, ' if created else ''}kept in {source}); "
+                "`magnotia-mcp doctor` shows it and the header to configure"
+            )
     if not args.request_timeout > 0:
         log.error("--request-timeout must be a positive number of seconds")
         return 2

@@ -203,7 +203,8 @@ def test_a_token_is_generated_once_and_kept_with_mode_0600(launch: Callable[...,
     saved = tmp_path / "config" / "com.magnotia.mcp" / "http-token"
     token = saved.read_text().strip()
     assert stat.S_IMODE(os.stat(saved).st_mode) == 0o600
-    assert any(str(saved) in line and token in line for line in first.stderr)
+    assert any(str(saved) in line for line in first.stderr), "the start does not say where the token is"
+    assert not any(token in line for line in first.stderr), "the generated token reached the log"
     assert post(first, LIST_TASKS, token=token)[0] == 200
     first.stop()
     again = launch([], env)
