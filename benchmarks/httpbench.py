@@ -181,7 +181,7 @@ class HttpServer:
 
     def __init__(self, cmd: Sequence[str], db: Path, env: dict[str, str], timeout: float) -> None:
         self.timeout = timeout
-        self.token = env.get(TOKEN_ENV) or secrets.token_urlsafe(24)
+        self.token = env.get(TOKEN_ENV) or secrets.token_urlsafe(32)
         self.proc = subprocess.Popen(
             http_argv(cmd, db, "127.0.0.1:0"),
             stdin=subprocess.DEVNULL,
@@ -451,7 +451,7 @@ def spawn_to_ready(cmd: Sequence[str], db: Path, env: dict[str, str], timeout: f
     A thread reads stderr and stamps the listening line as it comes, while this one polls
     the port (chosen free beforehand) with a fresh connection and a ping until one is answered.
     """
-    token = secrets.token_urlsafe(24)
+    token = secrets.token_urlsafe(32)
     port = free_port()
     ping = request_bytes("127.0.0.1", port, token, b'{"jsonrpc":"2.0","id":1,"method":"ping"}')
     err = bytearray()

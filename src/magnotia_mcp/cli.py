@@ -124,8 +124,9 @@ def _add_http_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--token-file",
         metavar="PATH",
-        help="read the bearer token from PATH (default: $MAGNOTIA_MCP_TOKEN, else one generated once and "
-        "kept in the user's config folder, mode 0600)",
+        help="read the bearer token from PATH, its first line: a regular file only you (or root) may change, "
+        "and only you may read if it is yours (default: $MAGNOTIA_MCP_TOKEN, else one generated once and kept in "
+        "the user's config folder, mode 0600); a token has at least 32 characters",
     )
     group.add_argument(
         "--no-auth", action="store_true", help="accept requests without a token (only with a loopback HOST)"
@@ -267,7 +268,11 @@ def _serve_http(args: argparse.Namespace) -> int:
         if source.startswith("$") or source == args.token_file:
             log.info(f"bearer token from {source}")
         else:
-            log.info(f"bearer token ({'new, ' if created else ''}kept in {source}): {token}")
+            # The token itself is never logged: hosts keep servers' stderr in log files.
+            log.info(
+                f"bearer token ({'new, ' if created else ''}kept in {source}); "
+                "`magnotia-mcp doctor` shows it and the header to configure"
+            )
     if not args.request_timeout > 0:
         log.error("--request-timeout must be a positive number of seconds")
         return 2

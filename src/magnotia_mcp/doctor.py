@@ -17,7 +17,7 @@ from typing import Any
 
 from magnotia_mcp import __version__
 from magnotia_mcp.bearer import ENV_VAR as TOKEN_ENV_VAR
-from magnotia_mcp.bearer import saved_token_path
+from magnotia_mcp.bearer import inspect_token, saved_token_path
 from magnotia_mcp.errors import StoreError
 from magnotia_mcp.install import edit
 from magnotia_mcp.install.hosts import HOSTS, config_path
@@ -86,7 +86,7 @@ def configured_hosts() -> list[dict[str, Any]]:
     for host in HOSTS.values():
         path = Path(config_path(host))
         try:
-            text = edit.read(path)
+            text = edit.read(host, path)
             argv = None if text is None else edit.configured_argv(host, text, NAME)
         except (NotEditable, OSError) as exc:
             found.append({"host": host.key, "config": str(path), "error": f"cannot read: {exc}"})
@@ -99,15 +99,9 @@ def configured_hosts() -> list[dict[str, Any]]:
 
 
 def http_token() -> dict[str, Any]:
-    """Which bearer token ``serve --http`` would use, without making one (doctor changes nothing)."""
-    path = saved_token_path()
-    if os.environ.get(TOKEN_ENV_VAR, "").strip():
-        return {"from": "env", "env": TOKEN_ENV_VAR, "file": str(path), "token": None}
-    try:
-        saved = path.read_text(encoding="utf-8").strip() or None
-    except (OSError, UnicodeDecodeError):
-        saved = None
-    return {"from": "file" if saved else "none", "env": TOKEN_ENV_VAR, "file": str(path), "token": saved}
+    """Which bearer token ``serve --http`` would use, or why it would refuse it; makes none (doctor changes nothing)."""
+    found = inspect_token()
+    return {"env": TOKEN_ENV_VAR, "file": str(saved_token_path()), **found}
 
 
 def run_doctor(db_flag: str | None, *, demo: bool = False, as_json: bool = False) -> int:
@@ -131,8 +125,10 @@ def run_doctor(db_flag: str | None, *, demo: bool = False, as_json: bool = False
     hosts = configured_hosts()
     report["hosts"] = hosts
     missing = [h for h in hosts if h.get("command_found") is False]
-    report["ok"] = bool(report["store"]["ok"]) and not missing
     report["http"] = http_token()
+    # A token problem is one once a token is set up; before, it only matters to a first serve --http.
+    token_problem = report["http"]["problem"] and report["http"]["from"] != "none"
+    report["ok"] = bool(report["store"]["ok"]) and not missing and not token_problem
     if as_json:
         print(json.dumps(report, indent=2, default=str), file=out)
         return 0 if report["ok"] else 1
@@ -166,7 +162,9 @@ def run_doctor(db_flag: str | None, *, demo: bool = False, as_json: bool = False
             )
     token = report["http"]
     print("\nserve --http (opt-in; docs/http.md):", file=out)
-    if token["from"] == "env":
+    if token["problem"]:
+        print(f"  PROBLEM: serve --http would refuse its token: {token['problem']}", file=out)
+    elif token["from"] == "env":
         print(f"  bearer token: from ${token['env']} (not shown)", file=out)
     elif token["token"]:
         print(f"  bearer token: {token['token']}  (saved in {token['file']})", file=out)

@@ -10,6 +10,8 @@ by design). For the older revisions, ``initialize`` opens a session (``Mcp-Sessi
 ``sessions``): a request carrying its id gets the negotiated revision when it has no
 ``MCP-Protocol-Version`` header (without either: ``2025-03-26``, as the spec says), an
 unknown or ended id gets 404, DELETE ends it; a request without an id is served as before.
+Cancellation by ``notifications/cancelled`` reaches only calls of the same session. Paths a
+host probes for OAuth after a 401 answer with how to send the token (``discovery``).
 GET gets 405: the server sends no messages of its own, so there is no stream to open. Each
 request gets its own ``Server`` sharing one store, so requests of different clients never
 share protocol state.
@@ -43,7 +45,7 @@ from urllib.parse import parse_qsl
 
 import uvicorn
 
-from magnotia_mcp import __version__, connections, jsonrpc, log, revisions, throttle
+from magnotia_mcp import __version__, connections, discovery, jsonrpc, log, revisions, throttle
 from magnotia_mcp.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -153,9 +155,14 @@ class App:
             return  # lifespan is off; websockets are not served
         headers = _headers(scope)
         status, reason = self.refuse(scope, headers)
+        if status == 404 and self.token is not None and (probe := discovery.answer(scope["method"], scope["path"])):
+            await _reply(send, *probe)  # a host refused for want of the token looking for OAuth: tell it the fix
+            return
+        if status == 401:
+            await _reply(send, status, *discovery.unauthorized(bool(reason)))
+            return
         if status:
-            extra = [(b"www-authenticate", b"Bearer" + reason)] if status == 401 else []
-            await _reply(send, status, _refusal(reason), extra)
+            await _reply(send, status, _refusal(reason))
             return
         if scope["method"] == "DELETE":
             await self.delete(headers, send)
@@ -226,7 +233,30 @@ class App:
             await _reply(send, 400, jsonrpc.encode(jsonrpc.error(None, exc)))
             return
         session_id = headers.get("mcp-session-id")
-        negotiated = self.sessions.revision(session_id) if session_id is not None else None
+        negotiated = self.sessions.enter(session_id) if session_id is not None else None
+        try:
+            await self.dispatch(message, body, headers, (wants_json, wants_sse), negotiated, receive, send)
+        finally:
+            if session_id is not None and negotiated is not None:
+                self.sessions.leave(session_id)  # the session has no request in flight any more, unless another
+
+    async def dispatch(
+        self,
+        message: object,
+        body: bytes,
+        headers: dict[str, str],
+        wants: tuple[bool, bool],
+        negotiated: str | None,
+        receive: Receive,
+        send: SendASGI,
+    ) -> None:
+        """A decoded message, checked against its session, then answered.
+
+        wants: whether the client accepts JSON, and SSE; negotiated: the revision of the live session the
+        request names (None: it names none, or one that is unknown or ended).
+        """
+        wants_json, wants_sse = wants
+        session_id = headers.get("mcp-session-id")
         try:
             revision, modern = self.revision(message, headers, negotiated)
         except ProtocolError as exc:
@@ -249,11 +279,12 @@ class App:
         await self.answer(request, use_sse, receive, send)
 
     def notify(self, message: JSON, body: bytes, revision: str, session_id: str | None) -> None:
-        """A notification: notifications/cancelled goes to the one call in flight with that id, if just one."""
+        """A notification: notifications/cancelled goes to the one call of its session in flight with that id."""
         params = message.get("params")
         target = params.get("requestId") if isinstance(params, dict) else None
-        key = (session_id, target) if isinstance(target, (str, int)) and jsonrpc.is_id(target) else None
-        servers = self.calls.get(key, []) if key is not None else []
+        servers: list[Server] = []
+        if session_id is not None and isinstance(target, (str, int)) and jsonrpc.is_id(target):
+            servers = self.calls.get((session_id, target), [])
         if message.get("method") == "notifications/cancelled" and len(servers) == 1:
             servers[0].submit(body, lambda _data: None)  # ids are the client's: with several, which is meant is unknown
             return
@@ -300,9 +331,14 @@ class App:
 
         2026-07-28: the client closing the connection before the response cancels the call (the
         revision's only cancellation over HTTP). Older revisions: a disconnect is not a
-        cancellation (notifications/cancelled is); the call runs on and its answer is dropped.
+        cancellation (notifications/cancelled in the call's session is); the call runs on and its
+        answer is dropped.
         """
-        body, request_id, key = request.body, request.request_id, (request.session_id, request.request_id)
+        body, request_id, session_id = request.body, request.request_id, request.session_id
+        # Where notifications/cancelled finds the call: in its session only. Without one, nothing ties a
+        # notification to the call's client (HTTP/1.1 carries one request at a time, so it comes on another
+        # connection, which may be anyone's): such calls are not registered.
+        key = (session_id, request_id) if session_id is not None and request_id is not None else None
         server = self.new_server()
         server.legacy_revision = None if request.modern else request.revision
         out: asyncio.Queue[bytes] = asyncio.Queue()
@@ -311,9 +347,10 @@ class App:
         def settle(response: bytes) -> list[tuple[bytes, bytes]]:
             """Before the response goes out: open the session a successful initialize asked for."""
             revision = _negotiated(response) if new_session is not None else None
-            if new_session is None or revision is None:
+            # Not opened when every session has a request in flight (more than the connection limit allows):
+            # then the client goes on without a session (over SSE it has the id already, and gets 404 with it).
+            if new_session is None or revision is None or not self.sessions.open(new_session, revision):
                 return []
-            self.sessions.open(new_session, revision)
             return [(b"mcp-session-id", new_session.encode())]
 
         task = server.submit(body, out.put_nowait, inline_only=True)
@@ -334,7 +371,7 @@ class App:
         try:
             if task is not None:
                 task = server.submit(body, out.put_nowait)
-                if request_id is not None:
+                if key is not None:
                     self.calls.setdefault(key, []).append(server)
                 if request.modern and isinstance(task, asyncio.Future):
                     watcher = asyncio.ensure_future(_disconnect(receive))
@@ -353,7 +390,7 @@ class App:
                 else:
                     await _reply(send, _status(answer, request.modern), answer, settle(answer))
         finally:
-            if request_id is not None and server in self.calls.get(key, ()):
+            if key is not None and server in self.calls.get(key, ()):
                 self.calls[key].remove(server)
                 if not self.calls[key]:
                     del self.calls[key]

@@ -128,10 +128,11 @@ def start_container(db: Path, extra: list[str], env: dict[str, str], client_env:
     for variable, value in env.items():
         argv += ["-e", variable]  # the value comes from the client's environment, not its command line
         if variable == "XDG_CONFIG_HOME":
-            # Where the server saves a token it generates: the image's user must create it there.
+            # Where the server saves a token it generates: the image's user must create it there. Sticky,
+            # like /tmp: a folder others may write is refused for a token unless only owners may swap files.
             folder = Path(value)
             folder.mkdir(parents=True, exist_ok=True)
-            folder.chmod(0o777)
+            folder.chmod(0o1777)
             argv += ["-v", f"{folder}:{folder}"]
     extra = list(extra)
     if "--token-file" in extra:

@@ -18,7 +18,7 @@ import pytest
 
 from tests.e2e.test_concurrency import ENDLESS, ROWS, TEXT_CHARS, build_big_store, search
 from tests.http.conftest import TOKEN, start
-from tests.http.test_security import JSON_AND_SSE, _next_event, post
+from tests.http.test_security import JSON_AND_SSE, _next_event, open_session, post
 from tests.http.test_timeouts import SAFETY, closed_by_server, connect
 from tests.support.protocol import MODERN, modern_meta
 from tests.support.server import Launcher
@@ -36,8 +36,10 @@ def test_a_call_in_progress_outlives_the_request_deadline(launcher: Launcher, bi
     """The deadline covers receiving a request, not answering it: a long SSE call goes on past it."""
     server = start(launcher, big_store, ["--request-timeout", "1"], {"MAGNOTIA_MCP_TOKEN": TOKEN})
     try:
+        session = {"Mcp-Session-Id": open_session(server)}  # for the cancel at the end
         conn = http.client.HTTPConnection(server.host_port, timeout=SAFETY)
         headers = {"Content-Type": "application/json", "Accept": JSON_AND_SSE, "Authorization": f"Bearer {TOKEN}"}
+        headers |= session
         call = {"jsonrpc": "2.0", "id": "long", "method": "tools/call", "params": search(ENDLESS, "tok")}
         conn.request("POST", "/mcp", body=json.dumps(call).encode(), headers=headers)
         response = conn.getresponse()
@@ -47,7 +49,7 @@ def test_a_call_in_progress_outlives_the_request_deadline(launcher: Launcher, bi
         later.close()
         assert json.loads(_next_event(response))["method"] == "notifications/progress", "the call goes on"
         cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "long"}}
-        assert post(server, cancel)[0] == 202
+        assert post(server, cancel, headers=session)[0] == 202
         response.read()
         conn.close()
     finally:

@@ -11,6 +11,7 @@ from pathlib import Path
 from tests.support.storefactory import StoreBuilder
 
 TOKEN_FILE = Path("com.magnotia.mcp") / "http-token"
+SAVED_TOKEN = "s3cret-token-value-" + "v" * 24
 
 
 def doctor(config: Path, db: Path, *args: str, token: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -39,21 +40,24 @@ def test_doctor_says_where_the_token_will_be_and_makes_none(tmp_path: Path) -> N
 def test_doctor_shows_the_saved_token(tmp_path: Path) -> None:
     db = store(tmp_path)
     saved = tmp_path / "config" / TOKEN_FILE
-    saved.parent.mkdir(parents=True)
-    saved.write_text("s3cret-token-value\n", encoding="utf-8")
+    saved.parent.mkdir(parents=True, mode=0o700)
+    saved.write_text(SAVED_TOKEN + "\n", encoding="utf-8")
+    saved.chmod(0o600)  # serve --http refuses a token others may read (tests/security/test_tokens.py)
     done = doctor(tmp_path / "config", db)
-    assert f"bearer token: s3cret-token-value  (saved in {saved})" in done.stdout
+    assert f"bearer token: {SAVED_TOKEN}  (saved in {saved})" in done.stdout
     report = json.loads(doctor(tmp_path / "config", db, "--json").stdout)
     assert report["http"] == {
         "from": "file",
         "env": "MAGNOTIA_MCP_TOKEN",
         "file": str(saved),
-        "token": "s3cret-token-value",
+        "token": SAVED_TOKEN,
+        "problem": None,
     }
 
 
 def test_doctor_does_not_print_a_token_from_the_environment(tmp_path: Path) -> None:
     db = store(tmp_path)
-    done = doctor(tmp_path / "config", db, token="from-the-environment")
+    token = "from-the-environment-" + "e" * 24
+    done = doctor(tmp_path / "config", db, token=token)
     assert "bearer token: from $MAGNOTIA_MCP_TOKEN (not shown)" in done.stdout
-    assert "from-the-environment" not in done.stdout + done.stderr
+    assert token not in done.stdout + done.stderr

@@ -203,7 +203,8 @@ def test_a_token_is_generated_once_and_kept_with_mode_0600(launch: Callable[...,
     saved = tmp_path / "config" / "com.magnotia.mcp" / "http-token"
     token = saved.read_text().strip()
     assert stat.S_IMODE(os.stat(saved).st_mode) == 0o600
-    assert any(str(saved) in line and token in line for line in first.stderr)
+    assert any(str(saved) in line for line in first.stderr), "the start does not say where the token is"
+    assert not any(token in line for line in first.stderr), "the generated token reached the log"
     assert post(first, LIST_TASKS, token=token)[0] == 200
     first.stop()
     again = launch([], env)
@@ -211,11 +212,15 @@ def test_a_token_is_generated_once_and_kept_with_mode_0600(launch: Callable[...,
     assert post(again, LIST_TASKS, token=token)[0] == 200
 
 
-def test_token_file(launch: Callable[..., HttpServer], tmp_path: Path) -> None:
+def test_token_file(launcher: Launcher, launch: Callable[..., HttpServer], tmp_path: Path) -> None:
     path = tmp_path / "token"
-    path.write_text("from-a-file\n")
+    from_file = "from-a-file-" + "z" * 32
+    path.write_text(from_file + "\n")
+    # Private to its owner here; in the container it is root's (the engine maps this user to root), and the
+    # image's user reads it as it reads a Docker or Kubernetes secret.
+    path.chmod(0o600 if launcher.local else 0o644)
     server = launch(["--token-file", str(path)])
-    assert post(server, LIST_TASKS, token="from-a-file")[0] == 200
+    assert post(server, LIST_TASKS, token=from_file)[0] == 200
     assert post(server, LIST_TASKS, token=TOKEN)[0] == 401
 
 
@@ -225,11 +230,17 @@ def big_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_progress_over_sse_and_cancellation_from_another_post(launcher: Launcher, big_store: Path) -> None:
-    """A search asking for progress gets an SSE stream; notifications/cancelled in its own POST stops it unanswered."""
+    """A search asking for progress gets an SSE stream; notifications/cancelled in its own POST stops it unanswered.
+
+    In the call's session: without one, nothing ties the notification to the call's client
+    (tests/security/test_http_sessions.py).
+    """
     server = start(launcher, big_store, [], {"MAGNOTIA_MCP_TOKEN": TOKEN})
     try:
+        session = {"Mcp-Session-Id": open_session(server)}
         conn = http.client.HTTPConnection(server.host_port, timeout=60)
         headers = {"Content-Type": "application/json", "Accept": JSON_AND_SSE, "Authorization": f"Bearer {TOKEN}"}
+        headers |= session
         call = {"jsonrpc": "2.0", "id": "long", "method": "tools/call", "params": search(ENDLESS, "tok")}
         conn.request("POST", "/mcp", body=json.dumps(call).encode(), headers=headers)
         response = conn.getresponse()
@@ -239,7 +250,7 @@ def test_progress_over_sse_and_cancellation_from_another_post(launcher: Launcher
         assert first["method"] == "notifications/progress"
         assert first["params"]["progressToken"] == "tok"
         cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "long"}}
-        assert post(server, cancel)[0] == 202
+        assert post(server, cancel, headers=session)[0] == 202
         rest = response.read()  # the stream ends: the cancelled call is never answered
         events = [json.loads(line[6:]) for line in rest.splitlines() if line.startswith(b"data: ")]
         assert all(e.get("method") == "notifications/progress" for e in events), events
@@ -247,6 +258,14 @@ def test_progress_over_sse_and_cancellation_from_another_post(launcher: Launcher
         assert post(server, LIST_TASKS)[0] == 200  # and its slot is free again
     finally:
         server.stop()
+
+
+def open_session(server: HttpServer, revision: str = "2025-03-26") -> str:
+    """The Mcp-Session-Id of a new session (initialize), for calls that a notification must be able to cancel."""
+    params = {"protocolVersion": revision, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    status, headers, body = post(server, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
+    assert status == 200, body
+    return headers["mcp-session-id"]
 
 
 def _next_event(response: http.client.HTTPResponse) -> bytes:

@@ -151,8 +151,8 @@ def test_2026_07_28_requests_have_no_sessions(served: HttpServer) -> None:
     assert "structuredContent" in reply["result"]
 
 
-def test_sessions_are_bounded_least_recently_used_first(served: HttpServer) -> None:
-    """1,024 live sessions at most: opening 1,025 ends the one least recently used, and only it."""
+def test_sessions_are_bounded_fresh_ones_first(served: HttpServer) -> None:
+    """1,024 live sessions at most: opening one more ends the oldest that has made no request, and only it."""
     wire = Wire(served)
     oldest, kept = wire.initialize(), wire.initialize()
     for _ in range(1022):
@@ -162,3 +162,15 @@ def test_sessions_are_bounded_least_recently_used_first(served: HttpServer) -> N
     assert wire.call(kept)[0] == 404
     assert wire.call(oldest)[0] == 200
     assert wire.call(newest)[0] == 200
+
+
+def test_when_every_session_has_made_requests_the_least_recently_used_ends(served: HttpServer) -> None:
+    """With 1,024 sessions that all made a request, one more ends the one idle the longest, and only it."""
+    wire = Wire(served)
+    sessions = [wire.initialize() for _ in range(1024)]
+    for session in sessions:
+        assert wire.call(session)[0] == 200
+    assert wire.call(sessions[0])[0] == 200  # now the most recently used: sessions[1] is the least
+    newest = wire.initialize()
+    assert wire.call(sessions[1])[0] == 404
+    assert [wire.call(s)[0] for s in (sessions[0], sessions[2], sessions[-1], newest)] == [200] * 4

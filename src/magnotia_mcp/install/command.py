@@ -3,8 +3,9 @@
 Imported by the command line only for install, uninstall and doctor; nothing on the
 path that serves a host imports it. Claude Code is configured through its own CLI
 (``claude mcp add --scope user``) when that is on PATH; every other host, and Claude
-Code without its CLI, through its file: parsed, our entry merged, checked, backed up
-and written atomically (see edit.py).
+Code without its CLI, through its file: opened only if it is a regular file (or a link to one),
+parsed, our entry merged, checked, backed up and written atomically (edit.py,
+configfile.py). Whatever is refused for the file is refused before the CLI runs too.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from magnotia_mcp.install import edit
+from magnotia_mcp.install import configfile, edit
 from magnotia_mcp.install.hosts import HOSTS, Host, config_path, marker
 from magnotia_mcp.install.jsonc import NotEditable
 from magnotia_mcp.install.launch import DEFAULT_IMAGE, NoCommand, running_channel, server_argv
@@ -85,6 +86,16 @@ def run(opts: Options, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> in
     return _apply(host, path, opts, lambda text: edit.with_entry(host, text, opts.name, entry), entry, out, err)
 
 
+def _refuse(host: Host, path: Path, opts: Options, entry: dict[str, object] | None, exc: Exception, err: TextIO) -> int:
+    hint = ""
+    if entry is not None:
+        hint = f" Add this entry by hand:\n{edit.snippet(host, opts.name, entry)}"
+    elif opts.action == "uninstall":
+        hint = f' Remove the "{opts.name}" entry by hand.'
+    print(f"cannot edit {path} safely: {exc}. Nothing was changed.{hint}", file=err)
+    return 1
+
+
 def _apply(
     host: Host,
     path: Path,
@@ -96,16 +107,11 @@ def _apply(
 ) -> int:
     assert callable(change)
     try:
-        old = edit.read(path)
+        config = edit.load(host, path)
+        old = config.text()
         new = change(old)
     except NotEditable as exc:
-        hint = ""
-        if entry is not None:
-            hint = f" Add this entry by hand:\n{edit.snippet(host, opts.name, entry)}"
-        elif opts.action == "uninstall":
-            hint = f' Remove the "{opts.name}" entry by hand.'
-        print(f"cannot edit {path} safely: {exc}. Nothing was changed.{hint}", file=err)
-        return 1
+        return _refuse(host, path, opts, entry, exc, err)
     if new is None or new == old:
         if opts.action == "install":
             print(f"{host.title}: already installed in {path} (nothing changed)", file=out)
@@ -113,11 +119,18 @@ def _apply(
             print(f"{host.title}: no {opts.name!r} entry in {path} (nothing changed)", file=out)
         return 0
     if opts.dry_run:
+        try:
+            if old is None:
+                configfile.check_creatable(path)
+        except NotEditable as exc:
+            return _refuse(host, path, opts, entry, exc, err)
         print(edit.diff(path, old, new), end="", file=out)
         print(f"(dry run: {path} not changed)", file=out)
         return 0
-    path.parent.mkdir(parents=True, exist_ok=True)
-    backup = edit.write(path, new)
+    try:
+        backup = edit.write(config, new)
+    except NotEditable as exc:
+        return _refuse(host, path, opts, entry, exc, err)
     saved = f"; the old file is saved as {backup}" if backup else ""
     verb = "added to" if opts.action == "install" else "removed from"
     print(f"{host.title}: {opts.name!r} {verb} {path}{saved}", file=out)
@@ -128,11 +141,12 @@ def _apply(
 
 def _uninstall(host: Host, path: Path, opts: Options, out: TextIO, err: TextIO) -> int:
     if host.cli and not opts.config and shutil.which(host.cli):
+        # The CLI would write this same file: what is refused for the file edit is refused here too.
         try:
-            text = edit.read(path)
+            text = edit.read(host, path)
             present_entry = text is not None and edit.current_entry(host, text, opts.name) is not None
-        except NotEditable:
-            present_entry = True  # let the host's CLI decide
+        except NotEditable as exc:
+            return _refuse(host, path, opts, None, exc, err)
         if not present_entry:
             print(f"{host.title}: no {opts.name!r} entry (nothing changed)", file=out)
             return 0
@@ -143,11 +157,12 @@ def _uninstall(host: Host, path: Path, opts: Options, out: TextIO, err: TextIO) 
 def _install_with_cli(
     host: Host, path: Path, opts: Options, argv: list[str], entry: dict[str, object], out: TextIO, err: TextIO
 ) -> int:
+    # The CLI would write this same file: what is refused for the file edit is refused here too.
     try:
-        text = edit.read(path)
+        text = edit.read(host, path)
         current = None if text is None else edit.current_entry(host, text, opts.name)
-    except NotEditable:
-        current = None
+    except NotEditable as exc:
+        return _refuse(host, path, opts, entry, exc, err)
     if current is not None and all(current.get(k) == v for k, v in entry.items()):
         print(f"{host.title}: already installed in {path} (nothing changed)", file=out)
         return 0

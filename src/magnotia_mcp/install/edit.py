@@ -4,30 +4,29 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
-import stat
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-from magnotia_mcp.install import jsonc, toml_table, yaml_block
+from magnotia_mcp.install import configfile, jsonc, toml_table, yaml_block
 from magnotia_mcp.install.hosts import JSON, JSONC, TOML, YAML, Host, entry_argv
 from magnotia_mcp.install.jsonc import NotEditable
 
 _BOM = "\ufeff"
 
 
-def read(path: Path) -> str | None:
+def max_bytes(host: Host) -> int:
+    """How much of the host's config is read at most (docs/hosts.md says why)."""
+    return configfile.MAX_BYTES_CLAUDE_CODE if host.key == "claude-code" else configfile.MAX_BYTES
+
+
+def load(host: Host, path: Path) -> configfile.Config:
+    """The host's config at path, read safely (configfile.Refused says why it cannot be)."""
+    return configfile.load(path, max_bytes(host))
+
+
+def read(host: Host, path: Path) -> str | None:
     """The file's text (None if there is no file)."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise NotEditable(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    return load(host, path).text()
 
 
 def _nest(keys: tuple[str, ...], value: Any) -> Any:
@@ -170,45 +169,10 @@ def diff(path: Path, old: str | None, new: str) -> str:
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
-def backup_path(path: Path) -> Path:
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    candidate = path.with_name(f"{path.name}.{stamp}.bak")
-    n = 2
-    while candidate.exists():
-        candidate = path.with_name(f"{path.name}.{stamp}-{n}.bak")
-        n += 1
-    return candidate
+def write(config: configfile.Config, text: str) -> Path | None:
+    """Replace the file's contents with text atomically; the backup of the old file, if there was one.
 
-
-def write(path: Path, text: str) -> Path | None:
-    """Replace path's contents with text atomically (temp file in its folder, then os.replace).
-
-    A symlink is followed (the link stays, its target changes); the old file keeps its mode
-    and is copied first to ``<file>.<timestamp>.bak`` (returned; None when there was no file).
+    A symlink stays a link: the regular file it leads to is replaced in its own folder, its backup
+    beside it (configfile.py).
     """
-    target = path.resolve() if path.is_symlink() else path
-    backup = None
-    try:
-        mode = stat.S_IMODE(target.stat().st_mode)
-        existed = True
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-        existed = False
-    if existed:
-        backup = backup_path(target)
-        backup.write_bytes(target.read_bytes())
-        os.chmod(backup, mode)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return backup
+    return configfile.write(config, text)

@@ -20,6 +20,12 @@ SECTION = "extensions"
 _TOP_KEY = re.compile(r'(?:"((?:[^"\\]|\\.)*)"|([A-Za-z_][\w.-]*))[ \t]*:(?:[ \t]+(.*?))?[ \t]*\r?\n?')
 _CHILD_KEY = re.compile(r'([ ]+)(?:"((?:[^"\\]|\\.)*)"|([A-Za-z0-9_][\w.-]*))[ \t]*:(?:[ \t]+(.*?))?[ \t]*\r?\n?')
 _PLAIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
+# Any key YAML allows at column 0 of a block mapping: quoted, or plain (not starting with an
+# indicator), then a colon followed by a space or the end of the line.
+_ANY_KEY = re.compile(
+    r"""(?:"(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\s\-?:,\[\]{}#&*!|>'"%@`].*?)[ \t]*:(?:[ \t].*)?\r?\n?"""
+)
+_DASH = re.compile(r"-(?:[ \t].*)?\r?\n?")
 
 
 @dataclass
@@ -42,7 +48,33 @@ def _key_name(quoted: str | None, plain: str | None) -> str:
     return plain or ""
 
 
+def _check_mapping(lines: list[str]) -> None:
+    """The file is a block mapping at its top level, as Goose writes it; anything else is refused.
+
+    Without this, a file that is not YAML at all (a link to /etc/passwd, say) has no
+    "extensions:" line and would get one appended. Lines at column 0 must be keys (or,
+    after a key, the "- " items of a list Goose writes unindented); indented lines must
+    follow a key.
+    """
+    key_seen = False
+    for i, line in enumerate(lines):
+        if _is_blank_or_comment(line) or line.startswith(("---", "...")):  # markers: _find decides
+            continue
+        if line[:1] in (" ", "\t"):
+            if not key_seen:
+                raise NotEditable(f"line {i + 1} is indented but follows no key: this is not the YAML Goose writes")
+            continue
+        if _ANY_KEY.fullmatch(line):
+            key_seen = True
+        elif not (key_seen and _DASH.fullmatch(line)):
+            raise NotEditable(
+                f"line {i + 1} is not a YAML key: this file is not the mapping of settings Goose writes "
+                "(is the path or its link pointing at the right file?)"
+            )
+
+
 def _find(lines: list[str]) -> Section | None:
+    _check_mapping(lines)
     header = None
     for i, line in enumerate(lines):
         if line.startswith(("---", "...")) and i > 0:

@@ -128,6 +128,8 @@ def fingerprint(path: Path) -> Fingerprint:
     return (st.st_ino, st.st_size, st.st_mtime_ns, os.path.exists(str(path) + "-wal"))
 
 
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+
 # The start of the WAL index (-shm): its header holds a counter the app's every commit moves.
 _WAL_INDEX_HEADER = 48
 
@@ -146,23 +148,43 @@ def stamp(path: Path) -> tuple[object, ...]:
             parts.append((st.st_ino, st.st_size, st.st_mtime_ns))
         except OSError:
             parts.append(None)
-    try:
-        with open(str(path) + "-shm", "rb") as f:
-            parts.append(f.read(_WAL_INDEX_HEADER))
-    except OSError:
-        parts.append(None)
+    parts.append(_read_head(str(path) + "-shm", _WAL_INDEX_HEADER))
     return tuple(parts)
+
+
+def _read_head(name: str, size: int) -> bytes | None:
+    """The first size bytes of a regular file; None for anything else or on any error.
+
+    Opened non-blocking: a FIFO planted there would otherwise wait for a writer forever
+    (and this runs on the event loop). Only a regular file is read.
+    """
+    try:
+        fd = os.open(name, _READ_FLAGS)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, size) if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _closed_wal_store(path: Path) -> bool:
     """A store in WAL mode with no -wal beside it: its app is closed and the file holds every commit."""
-    try:
-        with open(path, "rb") as f:
-            header = f.read(20)
-    except OSError:
+    header = _read_head(str(path), 20)
+    if header is None:
         return False  # the ordinary open says what is wrong
     # Bytes 18-19 of the header are the write and read versions: 2 means WAL.
     return header[18:20] == b"\x02\x02" and not os.path.exists(str(path) + "-wal")
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a file"
 
 
 def open_readonly(path: Path, busy_timeout: float = 2.0) -> tuple[sqlite3.Connection, StoreInfo]:
@@ -181,6 +203,12 @@ def open_readonly(path: Path, busy_timeout: float = 2.0) -> tuple[sqlite3.Connec
         ) from None
     if stat.S_ISDIR(st.st_mode):
         raise StoreError(f"{shown(path)} is a directory; --db / MAGNOTIA_DB must name the magnotia.db file inside it")
+    if not stat.S_ISREG(st.st_mode):
+        # SQLite would open a FIFO and wait for a writer forever; a device or socket is no store either.
+        raise StoreError(
+            f"{shown(path)} is not a regular file ({_kind(st.st_mode)}); --db / MAGNOTIA_DB must name the "
+            "magnotia.db file the Magnotia app writes"
+        )
     ident = (st.st_dev, st.st_ino)
     if not _closed_wal_store(path):
         try:

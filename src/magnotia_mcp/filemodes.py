@@ -1,0 +1,101 @@
+"""Who may read or replace a secret file: the owner and mode rules, after OpenSSH's StrictModes (POSIX only).
+
+A token file is usable when:
+
+* it belongs to this user, and no other user may read or write it: no permission for others, and
+  none for its group unless that group is this user's own (below); or
+* it belongs to root and nobody but root may write it (group and others may read: that is how
+  Docker and Kubernetes mount root's secrets for a container's user).
+
+Every folder from the file's up to ``/`` must belong to this user or root and be writable by no one
+else: not by others, nor by a group other than this user's own, unless the folder is sticky (``/tmp``),
+where only a file's owner may rename or remove it. Otherwise another user could swap the file.
+
+"This user's own group" is Debian's rule for ssh (user-group-modes): the group's only member, primary
+or listed, is this user. It lets a umask of 002 with per-user groups (the Debian and Ubuntu default)
+pass. Windows has neither owners nor modes of this kind: these checks are skipped there.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import stat
+import sys
+from pathlib import Path
+
+POSIX = sys.platform != "win32"
+
+
+def token_file_problem(st: os.stat_result, path: str) -> str | None:
+    """What makes this file (its fstat) unsafe to hold a secret, with the command that fixes it; None if safe."""
+    uid = os.getuid()
+    mode = stat.S_IMODE(st.st_mode)
+    if st.st_uid == uid:
+        if mode & 0o007 or (mode & 0o070 and not _own_group(st.st_gid, uid)):
+            return f"other users may read or change it (mode {mode:04o}); run: chmod 600 {shlex.quote(path)}"
+        return None
+    if st.st_uid == 0:
+        if mode & 0o022:
+            return (
+                f"it belongs to root but others may change it (mode {mode:04o}); "
+                f"run as root: chmod go-w {shlex.quote(path)}"
+            )
+        return None
+    return (
+        f"it belongs to another user (uid {st.st_uid}), who may read and change it; "
+        "use a token file of your own (or root's), mode 600"
+    )
+
+
+def folder_problem(folder: Path) -> str | None:
+    """The first folder from folder up to / that someone else could use to swap a file in it; None if none."""
+    uid = os.getuid()
+    real = Path(os.path.realpath(folder))
+    for place in (real, *real.parents):
+        st = os.stat(place)
+        mode = stat.S_IMODE(st.st_mode)
+        if st.st_uid not in (uid, 0):
+            return (
+                f"the folder {place} belongs to another user (uid {st.st_uid}), who could replace the token; "
+                "keep it in a folder of your own"
+            )
+        if mode & stat.S_ISVTX:
+            continue  # sticky: only a file's owner may rename or remove it
+        if mode & 0o002 or (mode & 0o020 and not (st.st_uid == uid and _own_group(st.st_gid, uid))):
+            return (
+                f"other users may write the folder {place} (mode {mode:04o}) and so replace the token; "
+                f"run: chmod go-w {shlex.quote(str(place))}"
+            )
+    return None
+
+
+def make_private_folders(folder: Path) -> None:
+    """Make folder and any missing parent with mode 0700 (the XDG base directory spec's mode for them)."""
+    missing: list[Path] = []
+    for place in (folder, *folder.parents):
+        if os.path.isdir(place):
+            break
+        missing.append(place)
+    for place in reversed(missing):
+        try:
+            os.mkdir(place, 0o700)
+        except FileExistsError:
+            if not os.path.isdir(place):
+                raise
+
+
+def _own_group(gid: int, uid: int) -> bool:
+    """Is gid this user's own group: every member, primary or listed, is this user (and there is one)."""
+    import grp  # noqa: PLC0415  (POSIX only, and only for a file or folder its group may use)
+    import pwd  # noqa: PLC0415
+
+    try:
+        group = grp.getgrgid(gid)
+        name = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return False
+    primary = [entry.pw_uid for entry in pwd.getpwall() if entry.pw_gid == gid]
+    if any(member != uid for member in primary) or any(member != name for member in group.gr_mem):
+        return False
+    return bool(primary or group.gr_mem)
