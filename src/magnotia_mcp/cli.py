@@ -69,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         usage="magnotia-mcp [serve|doctor] [--db PATH] [--demo] [--log-level LEVEL] [--call-timeout SECONDS] "
         "[--timezone NAME] [--json]\n"
         "       magnotia-mcp serve --http [HOST:]PORT [--token-file PATH] [--no-auth] [--allow-origin ORIGIN] "
-        "[--allow-host HOST] [--request-timeout SECONDS]\n"
+        "[--allow-host HOST] [--request-timeout SECONDS] [--max-connections N]\n"
         "       magnotia-mcp install|uninstall HOST [--channel package|executable|docker] [--db PATH] [--name NAME] "
         "[--dry-run] [--config PATH] [--force] [--command PATH] [--image IMAGE] [--engine ENGINE]",
         description=DESCRIPTION,
@@ -152,6 +152,14 @@ def _add_http_options(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="close a connection that has not sent a whole request (headers, then body) within SECONDS of "
         "connecting or of its last answer (default: 10); idle keep-alive connections close after 5",
+    )
+    group.add_argument(
+        "--max-connections",
+        type=int,
+        default=4096,
+        metavar="N",
+        help="keep at most N connections open (default: 4096, or what the open-file limit allows); when full, "
+        "the one that has waited longest without sending a request is closed to let a new one in",
     )
 
 
@@ -268,6 +276,9 @@ def _serve_http(args: argparse.Namespace) -> int:
     if not args.request_timeout > 0:
         log.error("--request-timeout must be a positive number of seconds")
         return 2
+    if args.max_connections < 1:
+        log.error("--max-connections must be at least 1")
+        return 2
     settings = http.Settings(
         host=host,
         port=port,
@@ -275,6 +286,7 @@ def _serve_http(args: argparse.Namespace) -> int:
         allow_origins=args.allow_origin,
         allow_hosts=args.allow_host,
         request_timeout=args.request_timeout,
+        max_connections=args.max_connections,
     )
     if args.demo:
         import tempfile

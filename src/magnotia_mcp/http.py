@@ -23,7 +23,8 @@ and, last, the response.
 
 Bounds: bodies over ``MAX_BODY_BYTES`` get 413; at most ``stdio.MAX_PENDING`` calls run
 at once and ``MAX_WAITING`` more wait for a slot, beyond which 503 (with Retry-After: the
-server is busy, not the client at fault, so not 429).
+server is busy, not the client at fault, so not 429). Connections, their deadlines and which
+one is closed when the server is full: ``connections``; the Host and Origin checks: ``hostcheck``.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ import base64
 import contextlib
 import functools
 import hmac
-import ipaddress
 import json
 import re
 import signal
@@ -43,11 +43,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
-import h11
 import uvicorn
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from magnotia_mcp import __version__, discovery, jsonrpc, log, revisions
+from magnotia_mcp import __version__, connections, discovery, jsonrpc, log, revisions, throttle
 from magnotia_mcp.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -58,6 +56,7 @@ from magnotia_mcp.errors import (
     InvalidRequest,
     ProtocolError,
 )
+from magnotia_mcp.hostcheck import HostCheck, is_loopback
 from magnotia_mcp.jsonrpc import JSON, RequestId
 from magnotia_mcp.lines import MAX_LINE_BYTES
 from magnotia_mcp.server import META_VERSION, Server
@@ -86,7 +85,6 @@ MODERN_ERROR_STATUS = {
 NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 # Query parameters that would carry a credential: refused, as URLs end up in logs.
 TOKEN_PARAMS = frozenset({"token", "access_token", "auth", "authorization", "api_key", "key", "bearer"})
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 
 _UNKNOWN_SESSION = b"unknown or ended session (Mcp-Session-Id): send initialize again, without the header"
@@ -119,15 +117,7 @@ class Settings:
     allow_hosts: list[str] = field(default_factory=list)
     timeout_keep_alive: float = 5.0
     request_timeout: float = 10.0  # a whole request (headers, then body) must arrive within this
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+    max_connections: int = connections.MAX_CONNECTIONS  # open at once; lowered to what the fd limit allows
 
 
 def parse_bind(value: str) -> tuple[str, int]:
@@ -150,25 +140,15 @@ class App:
         self.token = settings.token.encode() if settings.token is not None else None
         self.slots = asyncio.Semaphore(MAX_PENDING)
         self.waiting = 0
-        self.allowed_hosts: set[str] | None = None
         self.sessions = Sessions()
         # Calls in flight by (session, request id), for notifications/cancelled (which comes in its own POST).
         self.calls: dict[tuple[str | None, RequestId | None], list[Server]] = {}
-        self.allowed_origins: set[str] = {o.rstrip("/").lower() for o in settings.allow_origins}
         self.bound(settings.port)
 
     def bound(self, port: int) -> None:
         """Set the checks that depend on the port actually bound (0 picks a free one)."""
         settings = self.settings
-        names = list(LOOPBACK_NAMES) if is_loopback(settings.host) else []
-        own = [f"{name}:{port}" for name in names]
-        self.allowed_origins |= {f"http://{h}" for h in own}
-        hosts = {h.lower() for h in settings.allow_hosts}
-        hosts |= {f"{h}:{port}" for h in hosts if not h.rpartition(":")[2].isdigit()}
-        if names:  # DNS-rebinding protection: a loopback server answers only to loopback names
-            self.allowed_hosts = set(own) | set(names) | hosts
-        elif hosts:
-            self.allowed_hosts = hosts
+        self.hosts = HostCheck(settings.host, port, settings.allow_hosts, settings.allow_origins)
 
     async def __call__(self, scope: Scope, receive: Receive, send: SendASGI) -> None:
         if scope["type"] != "http":
@@ -209,11 +189,10 @@ class App:
 
     def refuse(self, scope: Scope, headers: dict[str, str]) -> tuple[int, bytes]:
         """The status (0: none) and reason refusing a request before its body is read."""
-        host = headers.get("host", "").lower()
-        if self.allowed_hosts is not None and host not in self.allowed_hosts:
+        if not self.hosts.host_ok(headers.get("host", "")):
             return 403, b"Host not allowed (DNS-rebinding protection; see --allow-host)"
         origin = headers.get("origin")
-        if origin is not None and origin.rstrip("/").lower() not in self.allowed_origins:
+        if origin is not None and not self.hosts.origin_ok(origin):
             return 403, b"Origin not allowed (see --allow-origin)"
         if scope["path"] != PATH:
             return 404, b"not found: the MCP endpoint is /mcp"
@@ -628,56 +607,6 @@ class _Server(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
-def _protocol(request_timeout: float) -> type[H11Protocol]:
-    """uvicorn's h11 protocol with a deadline for a request's headers.
-
-    uvicorn times out only idle keep-alive connections after an answer: a connection that
-    never sends, or sends its headers a byte at a time, would hold one of the connection
-    slots forever, and enough of them would shut everyone else out. Here the headers must
-    arrive within ``request_timeout`` of connecting or of the last answer; the body gets
-    the same time once the app reads it (408).
-    """
-
-    class Protocol(H11Protocol):
-        deadline: asyncio.TimerHandle | None = None
-
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            self.arm()
-
-        def on_response_complete(self) -> None:
-            self.arm()  # before: a pipelined request handled inside this call disarms it
-            super().on_response_complete()
-
-        def handle_events(self) -> None:
-            cycle = self.cycle
-            super().handle_events()
-            if self.cycle is not cycle:  # a request's headers arrived
-                self.disarm()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self.disarm()
-            super().connection_lost(exc)
-
-        def arm(self) -> None:
-            self.disarm()
-            self.deadline = self.loop.call_later(request_timeout, self.expire)
-
-        def disarm(self) -> None:
-            if self.deadline is not None:
-                self.deadline.cancel()
-                self.deadline = None
-
-        def expire(self) -> None:
-            self.deadline = None
-            if not self.transport.is_closing():
-                with contextlib.suppress(h11.LocalProtocolError):
-                    self.conn.send(h11.ConnectionClosed())
-                self.transport.close()
-
-    return Protocol
-
-
 def run(new_server: Callable[[], Server], settings: Settings, on_exit: Callable[[], Awaitable[None]]) -> int:
     """Bind, say where on stderr ("listening on http://HOST:PORT/mcp"), serve until SIGINT/SIGTERM."""
     family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
@@ -696,9 +625,17 @@ def run(new_server: Callable[[], Server], settings: Settings, on_exit: Callable[
     port = sock.getsockname()[1]
     app = App(new_server, settings)
     app.bound(port)
+    limit = connections.affordable(settings.max_connections)
+    if limit < settings.max_connections:
+        log.warning(
+            f"the open-file limit allows {limit} connections, not {settings.max_connections}: "
+            "raise it (ulimit -n) to keep more open"
+        )
+    quiet = throttle.Throttle()
+    registry = connections.Registry(limit, quiet)
     config = uvicorn.Config(
         app,
-        http=_protocol(settings.request_timeout),
+        http=connections.protocol_class(settings.request_timeout, registry),
         loop="asyncio",
         lifespan="off",
         ws="none",  # no websockets: uvicorn would otherwise look for a websockets library at start
@@ -706,8 +643,9 @@ def run(new_server: Callable[[], Server], settings: Settings, on_exit: Callable[
         access_log=False,  # never log request lines: they are where a token would show
         server_header=False,
         timeout_keep_alive=int(settings.timeout_keep_alive),
-        limit_concurrency=MAX_PENDING + MAX_WAITING + 64,
-        h11_max_incomplete_event_size=64 * 1024,
+        # No limit_concurrency: it counts connections, so idle sockets made every request 503. Calls
+        # are bounded by App (MAX_PENDING running, MAX_WAITING waiting), connections by the registry.
+        h11_max_incomplete_event_size=connections.MAX_HEAD_BYTES,
     )
     server = _Server(config)
     shown = f"[{settings.host}]" if family == socket.AF_INET6 else settings.host
@@ -719,8 +657,13 @@ def run(new_server: Callable[[], Server], settings: Settings, on_exit: Callable[
         finally:
             await on_exit()
 
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(main())
+    undo = throttle.route(quiet)  # uvicorn's and asyncio's warnings: one line per kind, then counts
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(main())
+    finally:
+        quiet.flush()
+        undo()
     return 0
 
 

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from tests.support.server import Launcher, ServerProcess
 from tests.support.storefactory import StoreBuilder
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from tests.support.server import Launcher
 from tests.support.storefactory import StoreBuilder
 
