@@ -23,10 +23,10 @@ def test_a_windows_path_with_spaces_and_backslashes_round_trips_in_every_format(
     h = HOSTS[host]
     text = edit.with_entry(h, None, "magnotia", h.entry(ARGV, "magnotia"))
     assert edit.configured_argv(h, text, "magnotia") == ARGV
-    if h.format == "toml":
+    if h.format.name == "toml":
         assert tomllib.loads(text)["mcp_servers"]["magnotia"]["args"] == ["--db", STORE]
         assert r"C:\\Users\\Ana Maria" in text
-    elif h.format in ("json", "jsonc"):
+    elif h.format.name in ("json", "jsonc"):
         parsed = json.loads(text)
         for key in h.servers:
             parsed = parsed[key]
