@@ -25,68 +25,35 @@ from typing import Any
 
 import pytest
 
+from tests.support.hosts import BY_KEY, COMMENTS, EXISTING, KEYS, linux_path
 from tests.support.server import Launcher, ServerProcess
 from tests.support.storefactory import StoreBuilder
 
 ROOT = Path(__file__).resolve().parents[2]
-HOSTS = (
-    "claude-desktop",
-    "claude-code",
-    "cursor",
-    "vscode",
-    "windsurf",
-    "cline",
-    "gemini-cli",
-    "codex",
-    "goose",
-    "lm-studio",
-    "zed",
-)
+HOSTS = KEYS  # every per-host test runs once per row of tests/support/hosts.py
 
 
 def config_file(home: Path, host: str) -> Path:
     """Where each host keeps its user config on Linux (docs/hosts.md), under this test's home."""
-    config = home / ".config"
-    return {
-        "claude-desktop": config / "Claude" / "claude_desktop_config.json",
-        "claude-code": home / ".claude.json",
-        "cursor": home / ".cursor" / "mcp.json",
-        "vscode": config / "Code" / "User" / "mcp.json",
-        "windsurf": home / ".codeium" / "windsurf" / "mcp_config.json",
-        "cline": config
-        / "Code"
-        / "User"
-        / "globalStorage"
-        / "saoudrizwan.claude-dev"
-        / "settings"
-        / "cline_mcp_settings.json",
-        "gemini-cli": home / ".gemini" / "settings.json",
-        "codex": home / ".codex" / "config.toml",
-        "goose": config / "goose" / "config.yaml",
-        "lm-studio": home / ".lmstudio" / "mcp.json",
-        "zed": config / "zed" / "settings.json",
-    }[host]
-
-
-# What a user's file holds before the install: other servers, other settings, comments where allowed.
-EXISTING = {
-    "json": '{\n  "theme": "dark",\n  "mcpServers": {\n    "other": {\n      "command": "other-server",\n'
-    '      "args": ["--flag"]\n    }\n  },\n  "zoom": 1.5\n}\n',
-    "vscode": '// my MCP servers\n{\n\t"servers": {\n\t\t"other": { "type": "stdio", "command": "other-server" }, '
-    '// keep me\n\t},\n\t/* inputs */\n\t"inputs": [],\n}\n',
-    "zed": '// Zed settings\n{\n  "theme": "One Dark", // the theme\n  "context_servers": {\n    "other": {\n'
-    '      "command": "other-server",\n      "args": []\n    }\n  }\n}\n',
-    "claude-code": '{\n  "numStartups": 3,\n  "mcpServers": {\n    "other": {\n      "type": "stdio",\n'
-    '      "command": "other-server",\n      "args": [],\n      "env": {}\n    }\n  },\n  "projects": {}\n}\n',
-    "codex": '# my codex config\nmodel = "o3"\n\n[mcp_servers.other]\ncommand = "other-server" # inline comment\n'
-    "args = []\n",
-    "goose": "# goose\nGOOSE_PROVIDER: openai\nextensions:\n  developer:\n    bundled: true\n    enabled: true\n"
-    "    name: developer\n    timeout: 300\n    type: builtin\nGOOSE_MODEL: gpt-4o\n",
-}
+    return linux_path(home, BY_KEY[host].linux)
 
 
 def existing(host: str) -> str:
-    return EXISTING.get(host) or EXISTING["json"]
+    return BY_KEY[host].existing
+
+
+def marker_folder(home: Path, host: str) -> Path:
+    """The folder whose presence says the host is installed (docs/hosts.md)."""
+    marker = BY_KEY[host].marker
+    return linux_path(home, marker) if marker else config_file(home, host).parent
+
+
+def make_installed(home: Path, host: str) -> Path:
+    """The host's config folder and the folder that says it is installed; its config file's path."""
+    path = config_file(home, host)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    marker_folder(home, host).mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def _strip_jsonc(text: str) -> str:
@@ -125,21 +92,41 @@ def _goose_entry(text: str, name: str) -> dict[str, Any]:
     return entry
 
 
+def _toml_entry(text: str, servers: str, name: str) -> dict[str, Any]:
+    entry: dict[str, Any] = pytest.importorskip("tomllib").loads(text)[servers][name]
+    return entry
+
+
+def _json_entry(text: str, servers: str, name: str) -> dict[str, Any]:
+    entry: dict[str, Any] = json.loads(text)[servers][name]
+    return entry
+
+
+def _jsonc_entry(text: str, servers: str, name: str) -> dict[str, Any]:
+    return _json_entry(_strip_jsonc(text), servers, name)
+
+
+def _yaml_entry(text: str, servers: str, name: str) -> dict[str, Any]:
+    entry = _goose_entry(text, name)
+    assert entry["type"] == "stdio"
+    assert entry["enabled"] is True
+    return {"command": entry["cmd"], "args": entry["args"]}
+
+
+# Each format read as its hosts read it (the servers map under the row's key).
+READERS: dict[str, Callable[[str, str, str], dict[str, Any]]] = {
+    "json": _json_entry,
+    "jsonc": _jsonc_entry,
+    "toml": _toml_entry,
+    "yaml": _yaml_entry,
+}
+
+
 def host_argv(host: str, path: Path, name: str = "magnotia") -> list[str]:
     """Read the file as the host does and return the command line it would start."""
-    text = path.read_text(encoding="utf-8")
-    if host == "codex":
-        entry = pytest.importorskip("tomllib").loads(text)["mcp_servers"][name]
-        return [entry["command"], *entry.get("args", [])]
-    if host == "goose":
-        entry = _goose_entry(text, name)
-        assert entry["type"] == "stdio"
-        assert entry["enabled"] is True
-        return [entry["cmd"], *entry["args"]]
-    document = json.loads(_strip_jsonc(text) if host in ("vscode", "zed") else text)
-    key = {"vscode": "servers", "zed": "context_servers"}.get(host, "mcpServers")
-    entry = document[key][name]
-    if host == "vscode":
+    case = BY_KEY[host]
+    entry = READERS[case.reads](path.read_text(encoding="utf-8"), case.servers, name)
+    if case.stdio_type:
         assert entry["type"] == "stdio"
     return [entry["command"], *entry.get("args", [])]
 
@@ -147,8 +134,8 @@ def host_argv(host: str, path: Path, name: str = "magnotia") -> list[str]:
 def others_survive(host: str, path: Path) -> None:
     """The other server and settings are still there after the install."""
     text = path.read_text(encoding="utf-8")
-    assert ("bundled: true" if host == "goose" else "other-server") in text
-    if host in ("vscode", "zed", "codex", "goose"):
+    assert BY_KEY[host].other in text
+    if BY_KEY[host].reads in COMMENTS:
         assert "#" in text or "//" in text  # comments kept
 
 
@@ -213,12 +200,9 @@ def serves(argv: list[str], title: str = "Installed") -> None:
 def test_install_writes_what_the_host_starts_and_uninstall_gives_the_file_back(
     host: str, launcher: Launcher, home: Path, store: Path
 ) -> None:
-    if host == "codex" and sys.version_info < (3, 11):
+    if BY_KEY[host].reads == "toml" and sys.version_info < (3, 11):
         pytest.skip("TOML is edited only where tomllib (Python 3.11+) can check the edit")
-    path = config_file(home, host)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if host == "claude-code":
-        (home / ".claude").mkdir()
+    path = make_installed(home, host)
     before = existing(host).encode()
     path.write_bytes(before)
     path.chmod(0o640)
@@ -246,16 +230,26 @@ def test_install_writes_what_the_host_starts_and_uninstall_gives_the_file_back(
 
 @pytest.mark.parametrize("host", HOSTS)
 def test_install_into_a_host_with_no_config_file_yet(host: str, launcher: Launcher, home: Path, store: Path) -> None:
-    """The host's folder exists but not its file: the file is created with our entry alone."""
-    if host == "codex" and sys.version_info < (3, 11):
+    """Only the folder that says the host is installed exists (for Cline the extension's storage, not yet
+    its settings folder): the file is created with our entry alone."""
+    if BY_KEY[host].reads == "toml" and sys.version_info < (3, 11):
         pytest.skip("TOML is edited only where tomllib (Python 3.11+) can check the edit")
-    path = config_file(home, host)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if host == "claude-code":
-        (home / ".claude").mkdir()
+    marker_folder(home, host).mkdir(parents=True)
     done = run(install_command(launcher), "install", host, "--db", str(store))
     assert done.returncode == 0, done.stdout + done.stderr
-    serves(host_argv(host, path))
+    serves(host_argv(host, config_file(home, host)))
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_host_whose_folder_is_missing_is_reported_and_nothing_is_created(
+    host: str, launcher: Launcher, home: Path, store: Path
+) -> None:
+    """No marker folder, no CLI on PATH: exit 1 naming the folder looked for, the entry to add by hand, no file."""
+    done = run(install_command(launcher), "install", host, "--db", str(store))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"does not look installed here: no {marker_folder(home, host)}." in done.stderr
+    assert "magnotia" in done.stderr.split("by hand", 1)[1]
+    assert list(home.iterdir()) == []
 
 
 def test_a_host_that_is_not_installed_is_reported_not_created(launcher: Launcher, home: Path, store: Path) -> None:

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_install import EXISTING, config_file, existing, host_argv, install_command, serves
+from tests.e2e.test_install import config_file, existing, host_argv, install_command, serves
+from tests.support.hosts import EXISTING
 from tests.support.server import Launcher
 from tests.support.storefactory import StoreBuilder
 

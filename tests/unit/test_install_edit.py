@@ -10,6 +10,7 @@ import pytest
 
 from magnotia_mcp.install import edit, jsonc, toml_table, yaml_block
 from magnotia_mcp.install.hosts import HOSTS, config_path
+from tests.support.hosts import KEYS
 
 tomllib = pytest.importorskip("tomllib", reason="Python 3.11+: TOML is edited only where tomllib can check it")
 
@@ -18,15 +19,15 @@ EXE = r"C:\Program Files\Magnotia MCP\magnotia-mcp.exe"
 ARGV = [EXE, "--db", STORE]
 
 
-@pytest.mark.parametrize("host", list(HOSTS))
+@pytest.mark.parametrize("host", KEYS)
 def test_a_windows_path_with_spaces_and_backslashes_round_trips_in_every_format(host: str) -> None:
     h = HOSTS[host]
     text = edit.with_entry(h, None, "magnotia", h.entry(ARGV, "magnotia"))
     assert edit.configured_argv(h, text, "magnotia") == ARGV
-    if h.format == "toml":
+    if h.format.name == "toml":
         assert tomllib.loads(text)["mcp_servers"]["magnotia"]["args"] == ["--db", STORE]
         assert r"C:\\Users\\Ana Maria" in text
-    elif h.format in ("json", "jsonc"):
+    elif h.format.name in ("json", "jsonc"):
         parsed = json.loads(text)
         for key in h.servers:
             parsed = parsed[key]

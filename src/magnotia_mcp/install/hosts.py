@@ -1,8 +1,7 @@
-"""The MCP hosts ``magnotia-mcp install`` knows: where each keeps its config per OS, its format, its entry.
+"""The MCP hosts ``magnotia-mcp install`` knows, one record each (record.py says what a record holds).
 
-Sources for every path are in docs/hosts.md. Paths are computed from an OS name and
-an environment (not from the running OS), so the table can be checked for macOS and
-Windows anywhere.
+Adding a host is one record here and one row in tests/support/hosts.py (docs/hosts.md, "Adding a
+host"). The sources for every path are in the records and in docs/hosts.md's table.
 """
 
 from __future__ import annotations
@@ -10,127 +9,199 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import PurePath, PurePosixPath, PureWindowsPath
+from pathlib import PurePath
 from typing import Any
 
-JSON, JSONC, TOML, YAML = "json", "jsonc", "toml", "yaml"
+from magnotia_mcp.install import configfile
+from magnotia_mcp.install.formats import JSON, JSONC, TOML, YAML
+from magnotia_mcp.install.record import ConfigPath, EntryShape, Host, Slot
 
+__all__ = ["HOSTS", "Host", "config_path", "entry_argv", "marker"]
 
-@dataclass(frozen=True)
-class Host:
-    key: str  # the name on the command line
-    title: str
-    format: str  # json, jsonc, toml, yaml
-    servers: tuple[str, ...]  # the keys leading to the map of servers
-    cli: str | None = None  # the host's own CLI, used when it is on PATH
-
-    def entry(self, argv: list[str], name: str) -> dict[str, Any]:
-        """Our entry, in the shape this host reads."""
-        command, args = argv[0], argv[1:]
-        if self.key == "vscode":
-            return {"type": "stdio", "command": command, "args": args}
-        if self.key == "claude-code":
-            return {"type": "stdio", "command": command, "args": args, "env": {}}
-        if self.key == "zed":
-            return {"command": command, "args": args, "env": {}}
-        if self.key == "goose":
-            return {"name": name, "type": "stdio", "enabled": True, "cmd": command, "args": args, "timeout": 300}
-        return {"command": command, "args": args}
-
+COMMAND, ARGS, NAME = Slot.COMMAND, Slot.ARGS, Slot.NAME
+PLAIN = EntryShape((("command", COMMAND), ("args", ARGS)))
+# Cline keeps its settings in VS Code's storage for the extension.
+_CLINE = "Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"
 
 HOSTS: dict[str, Host] = {
     h.key: h
     for h in (
-        Host("claude-desktop", "Claude Desktop", JSON, ("mcpServers",)),
-        Host("claude-code", "Claude Code", JSON, ("mcpServers",), cli="claude"),
-        Host("cursor", "Cursor", JSON, ("mcpServers",)),
-        Host("vscode", "VS Code", JSONC, ("servers",)),
-        Host("windsurf", "Windsurf", JSON, ("mcpServers",)),
-        Host("cline", "Cline (VS Code extension)", JSON, ("mcpServers",)),
-        Host("gemini-cli", "Gemini CLI", JSON, ("mcpServers",)),
-        Host("codex", "Codex CLI", TOML, ("mcp_servers",)),
-        Host("goose", "Goose", YAML, ("extensions",)),
-        Host("lm-studio", "LM Studio", JSON, ("mcpServers",)),
-        Host("zed", "Zed", JSONC, ("context_servers",)),
+        Host(
+            "claude-desktop",
+            "Claude Desktop",
+            JSON,
+            ("mcpServers",),
+            ConfigPath(
+                # No official Linux build: where community builds keep it.
+                linux="$XDG/Claude/claude_desktop_config.json",
+                macos="~/Library/Application Support/Claude/claude_desktop_config.json",
+                windows="%APPDATA%/Claude/claude_desktop_config.json",
+                sources=(
+                    "https://modelcontextprotocol.io/quickstart/user",
+                    "https://playwright.dev/mcp/clients/claude-desktop",
+                ),
+            ),
+            PLAIN,
+        ),
+        Host(
+            "claude-code",
+            "Claude Code",
+            JSON,
+            ("mcpServers",),
+            ConfigPath(
+                linux="~/.claude.json",
+                folder_env="CLAUDE_CONFIG_DIR",
+                sources=("https://docs.anthropic.com/en/docs/claude-code/mcp",),  # user scope: top level
+            ),
+            EntryShape((("type", "stdio"), ("command", COMMAND), ("args", ARGS), ("env", {}))),
+            marker=".claude",  # the file sits in the home folder itself
+            cli="claude",
+            max_bytes=configfile.MAX_BYTES_CLAUDE_CODE,  # it keeps project history in the same file
+        ),
+        Host(
+            "cursor",
+            "Cursor",
+            JSON,
+            ("mcpServers",),
+            ConfigPath(
+                linux="~/.cursor/mcp.json",
+                sources=(
+                    "https://docs.cursor.com/context/model-context-protocol",
+                    "https://docs.neurolink.ink/docs/mcp/configuration",
+                ),
+            ),
+            PLAIN,
+        ),
+        Host(
+            "vscode",
+            "VS Code",
+            JSONC,
+            ("servers",),
+            ConfigPath(
+                linux="$XDG/Code/User/mcp.json",
+                macos="~/Library/Application Support/Code/User/mcp.json",
+                windows="%APPDATA%/Code/User/mcp.json",
+                sources=("https://code.visualstudio.com/docs/copilot/reference/mcp-configuration",),
+            ),
+            EntryShape((("type", "stdio"), ("command", COMMAND), ("args", ARGS))),
+        ),
+        Host(
+            "windsurf",
+            "Windsurf",
+            JSON,
+            ("mcpServers",),
+            ConfigPath(
+                linux="~/.codeium/windsurf/mcp_config.json",
+                sources=("https://docs.windsurf.com/windsurf/cascade/mcp",),
+            ),
+            PLAIN,
+        ),
+        Host(
+            "cline",
+            "Cline (VS Code extension)",
+            JSON,
+            ("mcpServers",),
+            ConfigPath(
+                linux=f"$XDG/{_CLINE}",
+                macos=f"~/Library/Application Support/{_CLINE}",
+                windows=f"%APPDATA%/{_CLINE}",
+                sources=(
+                    "https://alperhankendi.github.io/Ctxo/docs/integrations/cline",
+                    "https://docs.neurolink.ink/docs/mcp/configuration",
+                ),
+            ),
+            PLAIN,
+            marker="..",  # the settings folder appears on first use; the extension's storage before
+        ),
+        Host(
+            "gemini-cli",
+            "Gemini CLI",
+            JSON,
+            ("mcpServers",),
+            ConfigPath(
+                linux="~/.gemini/settings.json",
+                sources=("https://github.com/google-gemini/gemini-cli/blob/main/docs/tools/mcp-server.md",),
+            ),
+            PLAIN,
+        ),
+        Host(
+            "codex",
+            "Codex CLI",
+            TOML,
+            ("mcp_servers",),
+            ConfigPath(
+                linux="~/.codex/config.toml",
+                folder_env="CODEX_HOME",
+                sources=(
+                    "https://github.com/openai/codex/blob/main/docs/config.md",
+                    "https://developers.openai.com/codex/mcp/",
+                ),
+            ),
+            PLAIN,
+        ),
+        Host(
+            "goose",
+            "Goose",
+            YAML,
+            ("extensions",),
+            ConfigPath(
+                linux="$XDG/goose/config.yaml",
+                windows="%APPDATA%/Block/goose/config/config.yaml",
+                sources=("https://block.github.io/goose/docs/guides/config-files",),
+            ),
+            EntryShape(
+                (
+                    ("name", NAME),
+                    ("type", "stdio"),
+                    ("enabled", True),
+                    ("cmd", COMMAND),
+                    ("args", ARGS),
+                    ("timeout", 300),
+                )
+            ),
+        ),
+        Host(
+            "lm-studio",
+            "LM Studio",
+            JSON,
+            ("mcpServers",),
+            ConfigPath(
+                linux="~/.lmstudio/mcp.json",
+                sources=(
+                    "https://lmstudio.ai/docs/app/mcp",
+                    "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/1371",
+                ),
+            ),
+            PLAIN,
+        ),
+        Host(
+            "zed",
+            "Zed",
+            JSONC,
+            ("context_servers",),
+            ConfigPath(
+                linux="$XDG/zed/settings.json",
+                windows="%APPDATA%/Zed/settings.json",
+                sources=("https://zed.dev/docs/ai/mcp",),
+            ),
+            EntryShape((("command", COMMAND), ("args", ARGS), ("env", {}))),
+        ),
     )
 }
 
 
 def entry_argv(host: Host, entry: Any) -> list[str] | None:
     """The command line an entry (as parsed from the host's file) starts, or None if it has none."""
-    if not isinstance(entry, dict):
-        return None
-    command = entry.get("cmd" if host.key == "goose" else "command")
-    args = entry.get("args") or []
-    if not isinstance(command, str) or not isinstance(args, list):
-        return None
-    return [command, *(str(a) for a in args)]
-
-
-def _platform_name(platform: str) -> str:
-    if platform.startswith("win") or platform == "cygwin":
-        return "windows"
-    return "macos" if platform == "darwin" else "linux"
+    return host.shape.argv(entry)
 
 
 def config_path(
     host: Host, platform: str = sys.platform, env: Mapping[str, str] = os.environ, home: str | None = None
 ) -> PurePath:
     """The user-level config file of host on platform, given the environment that OS sets."""
-    system = _platform_name(platform)
-    path_type: type[PurePath] = PureWindowsPath if system == "windows" else PurePosixPath
-    if home is None:
-        home = env.get("USERPROFILE", "") if system == "windows" else env.get("HOME", "")
-        home = home or os.path.expanduser("~")
-    h = path_type(home)
-    appdata = path_type(env.get("APPDATA") or str(h / "AppData" / "Roaming"))
-    xdg = path_type(env.get("XDG_CONFIG_HOME") or str(h / ".config"))
-    support = h / "Library" / "Application Support"
-    key = host.key
-    if key == "claude-desktop":
-        base = {"windows": appdata, "macos": support, "linux": xdg}[system]
-        return base / "Claude" / "claude_desktop_config.json"
-    if key == "claude-code":
-        config_dir = env.get("CLAUDE_CONFIG_DIR")
-        return (path_type(config_dir) if config_dir else h) / ".claude.json"
-    if key == "cursor":
-        return h / ".cursor" / "mcp.json"
-    if key in ("vscode", "cline"):
-        base = {"windows": appdata, "macos": support, "linux": xdg}[system]
-        user = base / "Code" / "User"
-        if key == "vscode":
-            return user / "mcp.json"
-        return user / "globalStorage" / "saoudrizwan.claude-dev" / "settings" / "cline_mcp_settings.json"
-    if key == "windsurf":
-        return h / ".codeium" / "windsurf" / "mcp_config.json"
-    if key == "gemini-cli":
-        return h / ".gemini" / "settings.json"
-    if key == "codex":
-        codex_home = env.get("CODEX_HOME")
-        return (path_type(codex_home) if codex_home else h / ".codex") / "config.toml"
-    if key == "goose":
-        if system == "windows":
-            return appdata / "Block" / "goose" / "config" / "config.yaml"
-        return xdg / "goose" / "config.yaml"
-    if key == "lm-studio":
-        return h / ".lmstudio" / "mcp.json"
-    if key == "zed":
-        if system == "windows":
-            return appdata / "Zed" / "settings.json"
-        return xdg / "zed" / "settings.json"
-    raise KeyError(key)
+    return host.path.resolve(platform, env, home)
 
 
 def marker(host: Host, path: PurePath, env: Mapping[str, str] = os.environ) -> PurePath:
-    """The folder whose presence says the host is installed: its config file's folder, but
-
-    Claude Code keeps its file in the home folder itself (its marker is ~/.claude, or
-    $CLAUDE_CONFIG_DIR), and Cline's settings folder appears on first use (its marker is
-    the extension's storage folder).
-    """
-    if host.key == "claude-code":
-        return path.parent if env.get("CLAUDE_CONFIG_DIR") else path.parent / ".claude"
-    if host.key == "cline":
-        return path.parent.parent
-    return path.parent
+    """The folder whose presence says the host is installed (Host.marker)."""
+    return host.marker_of(path, env)
