@@ -1,0 +1,144 @@
+"""How many tokens an answer costs a host, estimated from above, and fitting answers to a budget.
+
+Hosts refuse or spill large tool results by *tokens*: Claude Code warns from
+10,000 and refuses over 25,000 (``MAX_MCP_OUTPUT_TOKENS``), and a character
+limit means very different token counts in English, Chinese or emoji. Every
+answer is therefore held to a budget of estimated tokens (``DEFAULT_TOKENS``,
+at most ``MAX_TOKENS``), counted on the whole answer as a host may show it to
+the model: the text content *and* the serialized ``structuredContent`` (a host
+may send either or, worst case, both).
+
+The estimate is an upper bound for byte-level BPE tokenizers on what they are
+given here, by UTF-8 byte class, in one pass of C-speed byte operations (no
+tables of tokens):
+
+* ASCII letters and spaces: 1/3 token each (English runs about 4 characters a token);
+* other ASCII (digits, punctuation, controls): 1 token each, the most any such tokenizer gives;
+* a 2-byte character (accented Latin, Greek, Cyrillic...): 1 token;
+* a 3-byte character (CJK, kana, Hangul, most symbols): 2 tokens (real tokenizers: about 1 to 1.5);
+* a 4-byte character (emoji, rare CJK): 4 tokens, one per byte, the most there can be.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from magnotia_mcp.text import result_text
+
+DEFAULT_TOKENS = 8_000  # under the 10,000 at which Claude Code starts to warn
+MAX_TOKENS = 20_000  # under the 25,000 it refuses by default, with room for its own count
+MIN_TOKENS = 1_000  # room for a transcript's details and some text
+
+_ASCII = bytes(range(128))
+_LETTERS_AND_SPACE = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ "
+_NOT_LEAD_OF_4 = bytes(range(0xF0))  # deleting these leaves the first bytes of 4-byte characters
+
+
+def estimate(text: str) -> int:
+    """Tokens text may cost, from above (see the module docstring)."""
+    data = text.encode("utf-8", "surrogatepass")
+    total = len(data)
+    high = len(data.translate(None, _ASCII))  # bytes of non-ASCII characters
+    words = total - len(data.translate(None, _LETTERS_AND_SPACE))
+    other = total - high - words
+    if not high:
+        return -(-words // 3) + other
+    fours = len(data.translate(None, _NOT_LEAD_OF_4))
+    # Non-ASCII characters: one lead byte each; continuation bytes are the rest.
+    chars = len(text) - (total - high)
+    # 2-byte: 1, 3-byte: 2, i.e. (bytes - chars) per character; 4-byte: 4 (bytes - chars counts 3).
+    return -(-words // 3) + other + (high - chars) + fours
+
+
+def json_text(value: Any) -> str:
+    """value as the compact JSON a host makes of structuredContent."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def string_cost(value: str) -> int:
+    """What a string costs inside JSON: its escapes included, its quotes left out."""
+    return estimate(json.dumps(value, ensure_ascii=False)) - 2
+
+
+def prefix_within(text: str, tokens: int) -> int:
+    """The most characters of text, from its start, whose JSON form costs at most tokens.
+
+    Linear: the text is costed in blocks, and only the block where the budget runs
+    out is bisected.
+    """
+    if tokens <= 0:
+        return 0
+    block, used, at = 1024, 0, 0
+    while at < len(text):
+        cost = string_cost(text[at : at + block])
+        if used + cost > tokens:
+            lo, hi = 0, min(block, len(text) - at)  # lo fits, hi does not
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if used + string_cost(text[at : at + mid]) <= tokens:
+                    lo = mid
+                else:
+                    hi = mid
+            return at + lo
+        used += cost
+        at += block
+    return len(text)
+
+
+def clip(value: str, tokens: int, mark: str = "…") -> str:
+    """value cut to cost at most tokens, ended with mark when cut."""
+    if string_cost(value) <= tokens:
+        return value
+    return value[: prefix_within(value, tokens - string_cost(mark))] + mark
+
+
+def answer_cost(result: dict[str, Any], copies: int) -> int:
+    """Tokens a tool result costs: its text content, and its structuredContent when sent (copies=2)."""
+    cost = estimate(result_text(result))
+    return cost + estimate(json_text(result)) if copies > 1 else cost
+
+
+def squeeze(result: dict[str, Any], fits: Any, strings: frozenset[str], lists: frozenset[str]) -> bool:
+    """Shrink result in place until fits(result): the longest strings and lists first, halving.
+
+    Only strings under a key in strings (and the items of lists of strings under such
+    a key) are clipped, and only lists under a key in lists are shortened from the
+    end: ids, offsets and cursors are never touched. Returns whether it shrank anything.
+    """
+    shrank = False
+    cap = None
+    while not fits(result):
+        found: list[tuple[dict[str, Any] | list[Any], Any, int]] = []
+        _walk(result, strings, lists, found)
+        if not found:
+            return shrank
+        biggest = max(cost for _, _, cost in found)
+        cap = biggest // 2 if cap is None else min(cap // 2, biggest // 2)
+        if cap < 1:
+            return shrank
+        for holder, key, cost in found:
+            if cost > cap:
+                value = holder[key]
+                if isinstance(value, str):
+                    holder[key] = clip(value, cap)
+                else:
+                    holder[key] = value[: max(0, len(value) // 2)]
+                shrank = True
+    return shrank
+
+
+def _walk(value: Any, strings: frozenset[str], lists: frozenset[str], found: list[Any]) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, str) and key in strings:
+                found.append((value, key, string_cost(item)))
+            elif isinstance(item, list):
+                if key in lists and item:
+                    found.append((value, key, estimate(json_text(item))))
+                if key in strings:
+                    found += [(item, k, string_cost(s)) for k, s in enumerate(item) if isinstance(s, str)]
+                for element in item:
+                    _walk(element, strings, lists, found)
+            elif isinstance(item, dict):
+                _walk(item, strings, lists, found)
