@@ -142,3 +142,55 @@ def _walk(value: Any, strings: frozenset[str], lists: frozenset[str], found: lis
                     _walk(element, strings, lists, found)
             elif isinstance(item, dict):
                 _walk(item, strings, lists, found)
+
+
+# What may be shortened inside a listed item that alone would not fit: text for reading, never ids or times.
+ITEM_STRINGS = frozenset({"title", "preview", "notes", "snippet", "speakers", "speaker", "matched_terms", "name"})
+ITEM_LISTS = frozenset({"speakers", "moments", "matched_terms"})
+
+
+def fit_page(
+    result: dict[str, Any],
+    items: str,
+    budget: int,
+    copies: int,
+    cursor_after: Any,
+    what: str,
+) -> dict[str, Any]:
+    """result with its page of items cut to what fits in budget, with a cursor to the rest and a note.
+
+    cursor_after(item) is the next_cursor that continues after item. The page keeps
+    at least one item (shortened to fit if it alone is too large), so paging always
+    moves on.
+    """
+    result["max_tokens"] = budget
+    page = result[items]
+    if answer_cost(result, copies) <= budget:
+        return result
+    full, cursor = len(page), result.get("next_cursor")
+
+    def trial(k: int) -> dict[str, Any]:
+        trimmed = {**result, items: page[:k]}
+        if k < full:
+            trimmed["next_cursor"] = cursor_after(page[k - 1])
+            trimmed["note"] = (
+                f"Only {k} of the {full} {what} asked for fit within max_tokens={budget}; "
+                "pass next_cursor to get the rest."
+            )
+        return trimmed
+
+    lo, hi = 1, full  # find the most items that fit; one always goes, shortened if need be
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if answer_cost(trial(mid), copies) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    out = trial(lo)
+    if answer_cost(out, copies) > budget:
+        out[items] = [dict(page[0])]
+        squeeze(out, lambda r: answer_cost(r, copies) <= budget, ITEM_STRINGS, ITEM_LISTS)
+        out["note"] = (out.get("note", "") + f" Long text in the first {what[:-1]} was shortened to fit.").strip()
+    if lo == full and "next_cursor" in result:
+        out["next_cursor"] = cursor
+    return out

@@ -68,6 +68,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
         b.transcript(
             id=tid,
             title=f"{k} {LONG_TITLE}",
+            source="meeting",
             raw_text=f"予算 会議 {k} " + "来週の計画について話しました。" * 20,
             created_at=ts(10, minute=k),
         )
@@ -217,3 +218,96 @@ def test_a_time_window_cut_for_the_budget_is_read_to_its_end_by_what_the_answer_
         parts.append(window["text"])
     assert len(parts) > 2
     assert "".join(parts) == expected
+
+
+def _pages(srv: ServerProcess, tool: str, arguments: dict[str, Any], items: str) -> list[list[dict[str, Any]]]:
+    """Every page of a listing, following next_cursor; each checked to be within the default budget."""
+    pages: list[list[dict[str, Any]]] = []
+    cursor: str | None = None
+    while True:
+        page, cost = call(srv, tool, {**arguments, **({"cursor": cursor} if cursor else {})})
+        assert cost <= DEFAULT_TOKENS
+        pages.append(page[items])
+        cursor = page["next_cursor"]
+        if cursor is None:
+            return pages
+        assert page[items]  # a page that goes on is never empty
+        if len(pages) == 1:
+            assert "next_cursor" in page["note"]
+
+
+def test_a_page_of_long_cjk_titles_shrinks_to_the_budget_and_the_cursor_gives_the_rest(srv: ServerProcess) -> None:
+    pages = _pages(srv, "list_transcripts", {"limit": 100}, "transcripts")
+    assert len(pages[0]) < 100
+    ids = [t["id"] for page in pages for t in page]
+    assert len(ids) == len(set(ids)) == ITEMS + len(MEETINGS)  # every transcript once
+    assert all(t["title"].endswith(LONG_TITLE) for page in pages for t in page if not t["title"].startswith("Off"))
+
+
+def test_a_page_of_tasks_shrinks_to_the_budget_and_the_cursor_gives_the_rest(srv: ServerProcess) -> None:
+    pages = _pages(srv, "list_tasks", {"limit": 100}, "tasks")
+    assert len(pages[0]) < 100
+    ids = [t["id"] for page in pages for t in page]
+    assert len(ids) == len(set(ids)) == ITEMS
+
+
+def test_search_hits_cut_for_the_budget_go_on_with_a_cursor(srv: ServerProcess) -> None:
+    pages = _pages(srv, "search_transcripts", {"query": "予算", "limit": 50}, "hits")
+    assert len(pages) > 1
+    ids = [h["transcript_id"] for page in pages for h in page]
+    assert len(ids) == len(set(ids)) == 50
+    whole, _ = call(srv, "search_transcripts", {"query": "予算", "limit": 50, "max_tokens": HARD_CAP})
+    assert ids[: len(whole["hits"])] == [h["transcript_id"] for h in whole["hits"]]  # the same order
+
+
+def wire_tokens(result: dict[str, Any]) -> float:
+    """A resources/read or prompts/get result, whole, as JSON: more than a host shows of it."""
+    return host_tokens(json.dumps(result, ensure_ascii=False))
+
+
+@pytest.mark.parametrize("kind", list(MEETINGS))
+def test_reading_a_long_meeting_as_a_resource_gives_its_start_and_where_to_read_on(
+    srv: ServerProcess, kind: str
+) -> None:
+    tid, said = MEETINGS[kind]
+    response = srv.request("resources/read", {"uri": f"magnotia://transcripts/{tid}"})
+    assert wire_tokens(response["result"]) <= DEFAULT_TOKENS
+    text = response["result"]["contents"][0]["text"]
+    lines = [line for line in text.splitlines() if line.startswith("[")]
+    assert 0 < len(lines) < SEGMENTS
+    for line, (speaker, words) in zip(lines, said, strict=False):
+        assert line.endswith(f" {speaker}: {words}")
+    start_ms = _spans(said)[len(lines) - 1][3]
+    assert f"start_ms={start_ms}" in text.splitlines()[-1]
+    # Reading on from there starts with the first segment the resource did not show.
+    window, _ = call(srv, "get_transcript", {"id": tid, "format": "raw", "start_ms": start_ms})
+    assert window["text"].startswith(said[len(lines)][1])
+
+
+def test_every_page_of_resources_fits_and_the_cursor_gives_the_rest(srv: ServerProcess) -> None:
+    seen: list[str] = []
+    cursor: str | None = None
+    while True:
+        response = srv.request("resources/list", {"cursor": cursor} if cursor else {})
+        assert wire_tokens(response["result"]) <= DEFAULT_TOKENS
+        seen += [r["uri"] for r in response["result"]["resources"]]
+        cursor = response["result"].get("nextCursor")
+        if cursor is None:
+            break
+    assert len(seen) == len(set(seen)) == ITEMS + len(MEETINGS)
+
+
+@pytest.mark.parametrize("kind", list(MEETINGS))
+def test_a_prompt_that_embeds_a_long_meeting_fits(srv: ServerProcess, kind: str) -> None:
+    tid, _ = MEETINGS[kind]
+    response = srv.request("prompts/get", {"name": "summarize_transcript", "arguments": {"transcript_id": tid}})
+    assert wire_tokens(response["result"]) <= DEFAULT_TOKENS
+    resource = response["result"]["messages"][0]["content"]["resource"]
+    assert "Read on with the get_transcript tool" in resource["text"]
+
+
+def test_a_review_of_meetings_with_long_titles_fits(srv: ServerProcess) -> None:
+    response = srv.request("prompts/get", {"name": "review_meetings", "arguments": {"since": "2026-05-01"}})
+    assert wire_tokens(response["result"]) <= DEFAULT_TOKENS
+    text = response["result"]["messages"][0]["content"]["text"]
+    assert "most recent are listed; there are more" in text

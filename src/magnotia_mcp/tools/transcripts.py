@@ -7,7 +7,7 @@ from typing import Any
 
 from magnotia_mcp import cursors
 from magnotia_mcp.arguments import time_range
-from magnotia_mcp.budget import answer_cost, prefix_within, squeeze, string_cost
+from magnotia_mcp.budget import answer_cost, fit_page, prefix_within, squeeze, string_cost
 from magnotia_mcp.errors import InvalidArguments
 from magnotia_mcp.text import window_end
 from magnotia_mcp.tools import schema
@@ -23,7 +23,15 @@ async def _list_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[str,
         page, key = await list_transcripts(
             db, limit=args["limit"], after=after, since=window.since, until=window.until, source=args.get("source")
         )
-    return window.echoed({"transcripts": page, "next_cursor": cursors.encode("transcripts", key) if key else None})
+    answer = window.echoed({"transcripts": page, "next_cursor": cursors.encode("transcripts", key) if key else None})
+    return fit_page(
+        answer,
+        "transcripts",
+        args["max_tokens"],
+        ctx.copies,
+        lambda item: cursors.encode("transcripts", (item["created_at"], item["id"])),
+        "transcripts",
+    )
 
 
 LIST_TRANSCRIPTS = Tool(
@@ -39,6 +47,7 @@ LIST_TRANSCRIPTS = Tool(
             "since": schema.time("Only transcripts created at or after"),
             "until": schema.time("Only transcripts created before"),
             "source": schema.source("transcripts"),
+            "max_tokens": schema.max_tokens(),
         }
     ),
     schema.record(
@@ -59,8 +68,9 @@ LIST_TRANSCRIPTS = Tool(
             ),
             "next_cursor": schema.NEXT_CURSOR,
             "range": schema.RANGE,
+            **schema.BUDGET_FIELDS,
         },
-        optional=("range",),
+        optional=("range", "note"),
     ),
     _list_transcripts,
 )
