@@ -62,10 +62,11 @@ def string_cost(value: str) -> int:
 
 
 def prefix_within(text: str, tokens: int) -> int:
-    """The most characters of text, from its start, whose JSON form costs at most tokens.
+    """How many characters of text, from its start, fit in tokens (their JSON form costed).
 
     Linear: the text is costed in blocks, and only the block where the budget runs
-    out is bisected.
+    out is bisected. Each block's cost is rounded up, so the prefix may leave up to
+    a token a block (1,024 characters) unused.
     """
     if tokens <= 0:
         return 0
