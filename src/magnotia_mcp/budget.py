@@ -101,32 +101,35 @@ def answer_cost(result: dict[str, Any], copies: int) -> int:
 
 
 def squeeze(result: dict[str, Any], fits: Any, strings: frozenset[str], lists: frozenset[str]) -> bool:
-    """Shrink result in place until fits(result): the longest strings and lists first, halving.
+    """Shrink result in place until fits(result); returns whether it shrank anything.
 
-    Only strings under a key in strings (and the items of lists of strings under such
-    a key) are clipped, and only lists under a key in lists are shortened from the
-    end: ids, offsets and cursors are never touched. Returns whether it shrank anything.
+    Only strings under a key in strings (and the strings in a list under such a key)
+    are clipped, and only lists under a key in lists are shortened from the end: ids,
+    offsets and cursors are never touched. Long strings are halved first (down to
+    LEGIBLE tokens, an eighth at a time), then the longest list by halves, then strings below that.
     """
     shrank = False
-    cap = None
     while not fits(result):
-        found: list[tuple[dict[str, Any] | list[Any], Any, int]] = []
+        found: list[tuple[Any, Any, int]] = []
         _walk(result, strings, lists, found)
-        if not found:
+        texts = [f for f in found if isinstance(f[0][f[1]], str)]
+        longest = max((cost for _, _, cost in texts), default=0)
+        rows = [f for f in found if not isinstance(f[0][f[1]], str) and f[0][f[1]]]
+        if longest > LEGIBLE or (not rows and longest > 2):
+            cap = max(longest // 8, 1 if longest <= LEGIBLE else LEGIBLE)  # a few rounds, not a dozen
+            for holder, key, cost in texts:
+                if cost > cap:
+                    holder[key] = clip(holder[key], cap)
+        elif rows:
+            holder, key, _ = max(rows, key=lambda f: f[2])
+            holder[key] = holder[key][: len(holder[key]) // 2]
+        else:
             return shrank
-        biggest = max(cost for _, _, cost in found)
-        cap = biggest // 2 if cap is None else min(cap // 2, biggest // 2)
-        if cap < 1:
-            return shrank
-        for holder, key, cost in found:
-            if cost > cap:
-                value = holder[key]
-                if isinstance(value, str):
-                    holder[key] = clip(value, cap)
-                else:
-                    holder[key] = value[: max(0, len(value) // 2)]
-                shrank = True
+        shrank = True
     return shrank
+
+
+LEGIBLE = 64  # tokens: strings are not cut shorter than this while a list can give way instead
 
 
 def _walk(value: Any, strings: frozenset[str], lists: frozenset[str], found: list[Any]) -> None:

@@ -13,6 +13,7 @@ must give back the whole text, each character once.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -311,3 +312,29 @@ def test_a_review_of_meetings_with_long_titles_fits(srv: ServerProcess) -> None:
     assert wire_tokens(response["result"]) <= DEFAULT_TOKENS
     text = response["result"]["messages"][0]["content"]["text"]
     assert "most recent are listed; there are more" in text
+
+
+def test_details_too_large_for_the_budget_are_shortened_and_the_window_still_moves(
+    start_server: Callable[..., ServerProcess], new_store: Callable[..., StoreBuilder]
+) -> None:
+    """A title of 20,000 CJK characters, a speaker label of 2,000 and 300 long tasks, read with the smallest
+    budget: each answer fits, says what it shortened, and reading on still gives back the whole text."""
+    b = new_store()
+    text = "来週の会議で予算について話しました。" * 300
+    tid = b.transcript(title=LONG_TITLE * 20, source="meeting", raw_text=text, segments=[("話者" * 1_000, text)])
+    for k in range(300):
+        b.task(transcript_id=tid, title=f"{k} {LONG_TITLE}")
+    server = start_server(b.close())
+    server.initialize(LATEST_LEGACY)
+    parts: list[str] = []
+    offset: int | None = 0
+    while offset is not None:
+        window, cost = call(server, "get_transcript", {"id": tid, "offset": offset, "max_tokens": 1_000})
+        assert cost <= 1_000
+        assert window["text"]
+        assert "shortened" in window["note"]
+        assert window["title"].endswith("…")
+        parts.append(window["text"])
+        offset = window["next_offset"]
+    assert "".join(parts) == text
+    assert len(parts) > 10
