@@ -23,6 +23,7 @@ _SHAPES: dict[str, tuple[type, ...]] = {
     "transcripts": (str, str),
     "resources": (str, str),
     "tasks": (int, int, str, str, str),
+    "search": (int, int),  # hits already given, and the limit first asked for
 }
 _INT64 = 2**63
 

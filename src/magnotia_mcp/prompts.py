@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from magnotia_mcp.arguments import time_range
+from magnotia_mcp.budget import DEFAULT_TOKENS, clip, estimate, json_text
 from magnotia_mcp.errors import InvalidArguments, InvalidParams, ResourceNotFound
 from magnotia_mcp.resources import URI_TEMPLATE, display_name, read_markdown, transcript_uri
 
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
 JSON = dict[str, Any]
 MAX_COMPLETIONS = 100
 REVIEW_LIMIT = 20
+PROMPT_TOKENS = 600  # what a prompt's own words and description may take of the budget, besides the transcript
+LISTED_TITLE_TOKENS = 100  # a meeting's title in a review listing, at most
 
 # A prompt argument of this name takes a transcript id, and completion offers them.
 TRANSCRIPT_ID = "transcript_id"
@@ -57,7 +60,7 @@ class Prompt(NamedTuple):
 async def _transcript_message(store: Store, args: dict[str, str]) -> JSON:
     uri = transcript_uri(args["transcript_id"])
     try:
-        contents = await read_markdown(store, uri)
+        contents = await read_markdown(store, uri, DEFAULT_TOKENS - PROMPT_TOKENS)
     except ResourceNotFound:
         raise InvalidParams(
             f"invalid params: Transcript {args['transcript_id']} not found; "
@@ -103,8 +106,22 @@ async def _review_meetings(store: Store, args: dict[str, str], links: bool) -> l
     period += f" ({window.since} to {window.until or 'now'}, UTC)"
     if not page:
         return [_instruction(f"There are no Magnotia meetings {period}. Say so, and suggest a wider period.")]
-    listing = "\n".join(f"- {display_name(m)} ({m['created_at']}, id {m['id']}): {m['preview']}" for m in page)
-    note = f"\n(Only the {REVIEW_LIMIT} most recent are listed; there are more.)" if more else ""
+    # As many of the meetings as fit in the budget, newest first, each title shortened if very long.
+    k = len(page)
+    while True:
+        messages = _review_messages(page[:k], period, links, more is not None or k < len(page))
+        cost = estimate(json_text(messages))
+        if cost <= DEFAULT_TOKENS - PROMPT_TOKENS or k == 1:
+            return messages
+        k = max(1, min(k - 1, k * (DEFAULT_TOKENS - PROMPT_TOKENS) // cost))
+
+
+def _review_messages(page: list[JSON], period: str, links: bool, more: bool) -> list[JSON]:
+    def name(m: JSON) -> str:
+        return clip(display_name(m), LISTED_TITLE_TOKENS)
+
+    listing = "\n".join(f"- {name(m)} ({m['created_at']}, id {m['id']}): {m['preview']}" for m in page)
+    note = f"\n(Only the {len(page)} most recent are listed; there are more.)" if more else ""
     # Before 2025-06-18 there are no resource links: do not point the model at ones it will not get.
     how = "get_transcript, or the linked resources" if links else "get_transcript with each id"
     messages = [
@@ -121,7 +138,7 @@ async def _review_meetings(store: Store, args: dict[str, str], links: bool) -> l
                 "content": {
                     "type": "resource_link",
                     "uri": transcript_uri(m["id"]),
-                    "name": display_name(m),
+                    "name": name(m),
                     "mimeType": "text/markdown",
                 },
             }
@@ -216,4 +233,7 @@ async def complete(store: Store, ref: object, argument: object) -> JSON:
         return {"completion": {"values": [], "total": 0, "hasMore": False}}
     async with store.reader() as db:
         ids = await complete_transcript_ids(db, value, MAX_COMPLETIONS + 1)
-    return {"completion": {"values": ids[:MAX_COMPLETIONS], "hasMore": len(ids) > MAX_COMPLETIONS}}
+    values = ids[:MAX_COMPLETIONS]
+    while len(values) > 1 and estimate(json_text(values)) > DEFAULT_TOKENS:  # ids the app did not make: any length
+        values = values[: len(values) // 2]
+    return {"completion": {"values": values, "hasMore": len(ids) > len(values)}}

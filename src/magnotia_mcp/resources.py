@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp import cursors
+from magnotia_mcp.budget import DEFAULT_TOKENS, clip, estimate, json_text, prefix_within
 from magnotia_mcp.errors import InvalidParams, NotFound, ResourceNotFound
+from magnotia_mcp.text import window_end
 
 if TYPE_CHECKING:
     from magnotia_mcp.store.pool import Store
@@ -15,6 +16,8 @@ URI_PREFIX = "magnotia://transcripts/"
 URI_TEMPLATE = URI_PREFIX + "{id}"
 MIME = "text/markdown"
 PAGE = 50
+NAME_TOKENS = 200  # a title longer than this is shortened in names and headings
+NOTE_TOKENS = 200  # room kept for the note that says where a cut transcript goes on
 
 TEMPLATE = {
     "uriTemplate": URI_TEMPLATE,
@@ -47,7 +50,9 @@ def display_name(item: dict[str, Any]) -> str:
     return item["title"] or f"Untitled {item['source']} of {item['created_at'][:10]}"
 
 
-async def list_page(store: Store, cursor: object) -> tuple[list[dict[str, Any]], str | None]:
+async def list_page(
+    store: Store, cursor: object, budget: int = DEFAULT_TOKENS
+) -> tuple[list[dict[str, Any]], str | None]:
     """A page of transcript resources (uri, name, title, description, mimeType), newest first."""
     from magnotia_mcp.store.transcripts import list_transcripts  # on first use: initialize does not need it
 
@@ -62,13 +67,19 @@ async def list_page(store: Store, cursor: object) -> tuple[list[dict[str, Any]],
     resources = [
         {
             "uri": transcript_uri(item["id"]),
-            "name": display_name(item),
-            "title": display_name(item),
+            "name": clip(display_name(item), NAME_TOKENS),
+            "title": clip(display_name(item), NAME_TOKENS),
             "description": f"{item['source']} of {item['created_at']}, {_duration(item['duration_ms'])}",
             "mimeType": MIME,
         }
         for item in page
     ]
+    # As many as fit in the budget (both revisions' fields counted), the rest on the next page.
+    k = len(resources)
+    while k > 1 and estimate(json_text(resources[:k])) > budget:
+        k = max(1, k * budget // estimate(json_text(resources[:k])))
+    if k < len(resources):
+        return resources[:k], cursors.encode("resources", (page[k - 1]["created_at"], page[k - 1]["id"]))
     return resources, (cursors.encode("resources", key) if key else None)
 
 
@@ -80,40 +91,85 @@ def transcript_id_from(uri: object) -> str:
     return uri[len(URI_PREFIX) :]
 
 
-async def read_markdown(store: Store, uri: object) -> dict[str, Any]:
-    """The resource's contents entry: the transcript rendered as Markdown."""
+async def read_markdown(store: Store, uri: object, budget: int = DEFAULT_TOKENS) -> dict[str, Any]:
+    """The resource's contents entry: the transcript rendered as Markdown, as much as fits in budget."""
     from magnotia_mcp.store.transcripts import get_transcript  # on first use: initialize does not need it
 
     transcript_id = transcript_id_from(uri)
     async with store.reader() as db:
         try:
+            # No character costs less than a third of a token: more than this cannot fit.
             t = await get_transcript(
-                db, transcript_id=transcript_id, fmt="formatted", offset=0, max_chars=sys.maxsize, include_segments=True
+                db,
+                transcript_id=transcript_id,
+                fmt="formatted",
+                offset=0,
+                max_chars=3 * budget + 3,
+                include_segments=True,
             )
         except NotFound:
             raise ResourceNotFound(f"Resource not found: {uri}", {"uri": uri}) from None
-    return {"uri": uri, "mimeType": MIME, "text": render(t)}
+    return {"uri": uri, "mimeType": MIME, "text": render(t, budget)}
 
 
-def render(t: dict[str, Any]) -> str:
+def render(t: dict[str, Any], budget: int = DEFAULT_TOKENS) -> str:
+    """The transcript as Markdown; when it does not all fit in budget, its start and how to read on."""
+    head = _head(t)
+    body, tasks = _body(t), _tasks(t)
+    whole = t["next_offset"] is None
+    text = "\n".join(head + body + tasks) + "\n"
+    if whole and estimate(text) <= budget:
+        return text
+    room = budget - estimate("\n".join(head)) - NOTE_TOKENS
+    shown: list[str] = []
+    for line in body:
+        cost = estimate(line) + 1
+        if cost > room:
+            if not shown:  # one line longer than the room: its start
+                cut = prefix_within(line, room)
+                shown.append(line[: window_end(line, 0, cut) if cut else 0])
+            break
+        shown.append(line)
+        room -= cost
+    segments = t.get("segments") or []
+    if t["source"] == "meeting" and segments:
+        # Whole lines shown: reading on from the end of the last of them starts with the next one.
+        k = sum(1 for a, b in zip(shown, body, strict=False) if a == b)
+        how = f"start_ms={segments[k - 1]['end_ms'] if k else 0}"
+    else:
+        how = f"offset={len(shown[0]) if shown else 0}"
+    note = [
+        "",
+        f"*(Cut here to keep this within {budget} tokens. Read on with the get_transcript tool: "
+        f"id={t['id']}, {how}; list_tasks with transcript_id={t['id']} lists its tasks.)*",
+    ]
+    return "\n".join(head + shown + note) + "\n"
+
+
+def _head(t: dict[str, Any]) -> list[str]:
     lines = [
-        f"# {display_name(t)}",
+        f"# {clip(display_name(t), NAME_TOKENS)}",
         "",
         f"- Date: {t['created_at']}",
         f"- Source: {t['source']}",
         f"- Duration: {_duration(t['duration_ms'])}",
     ]
     if t["language"]:
-        lines.append(f"- Language: {t['language']}")
+        lines.append(f"- Language: {clip(t['language'], NAME_TOKENS)}")
     lines.append("")
+    return lines
+
+
+def _body(t: dict[str, Any]) -> list[str]:
     segments = t.get("segments") or []
     if t["source"] == "meeting" and segments:
-        for s in segments:
-            who = f" {s['speaker']}:" if s["speaker"] else ""
-            lines.append(f"{_stamp(s['start_ms'])}{who} {s['text']}")
-    else:
-        lines.append(t["text"])
-    if t["tasks"]:
-        lines += ["", "## Tasks", ""]
-        lines += [f"- [{'x' if k['status'] == 'done' else ' '}] {k['title']}" for k in t["tasks"]]
-    return "\n".join(lines) + "\n"
+        return [
+            f"{_stamp(s['start_ms'])}{' ' + s['speaker'] + ':' if s['speaker'] else ''} {s['text']}" for s in segments
+        ]
+    return [t["text"]]
+
+
+def _tasks(t: dict[str, Any]) -> list[str]:
+    if not t["tasks"]:
+        return []
+    return ["", "## Tasks", ""] + [f"- [{'x' if k['status'] == 'done' else ' '}] {k['title']}" for k in t["tasks"]]

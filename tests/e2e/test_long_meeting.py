@@ -99,7 +99,8 @@ def test_what_was_said_between_two_times_comes_from_the_segments(srv: ServerProc
     start_ms, end_ms = spans[1_000][2] + 10, spans[1_040][2]
     window = srv.result(
         "get_transcript",
-        {"id": MEETING, "format": "raw", "start_ms": start_ms, "end_ms": end_ms, "include_segments": True},
+        {"id": MEETING, "format": "raw", "start_ms": start_ms, "end_ms": end_ms, "include_segments": True}
+        | {"max_tokens": 20_000},  # text and segments both, whole
     )
     said = [k for k, (_, _, a, b) in enumerate(spans) if b > start_ms and a < end_ms]
     assert said == list(range(1_000, 1_040))

@@ -108,7 +108,7 @@ def call(server: ServerProcess, arguments: dict[str, Any]) -> dict[str, Any]:
 def check_hits(result: dict[str, Any], arguments: dict[str, Any]) -> None:
     """What holds of every search result, whatever the arguments."""
     sort = arguments.get("sort", "relevance")
-    assert set(result) == {"query", "mode", "sort", "ranked_among", "hits"}
+    assert set(result) == {"query", "mode", "sort", "ranked_among", "hits", "next_cursor", "max_tokens"}
     assert result["query"] == arguments["query"]
     assert result["sort"] == sort
     hits = result["hits"]

@@ -260,7 +260,7 @@ def all_pages(server: ServerProcess, tool: str, key: str, arguments: dict[str, A
 def test_list_transcripts_defaults_to_20_newest_first_with_the_contract_fields(srv: ServerProcess) -> None:
     """No arguments: the 20 newest live transcripts, each with exactly the contract's fields."""
     result = srv.result("list_transcripts")
-    assert set(result) == {"transcripts", "next_cursor"}
+    assert set(result) == {"transcripts", "next_cursor", "max_tokens"}
     items = result["transcripts"]
     assert [t["id"] for t in items] == [r.id for r in DATA.live[:20]]
     assert isinstance(result["next_cursor"], str)
@@ -304,7 +304,8 @@ def test_a_tool_with_a_required_argument_called_without_arguments_names_it(srv: 
 @pytest.mark.parametrize("limit", [1, 3, 7, 20, 100])
 def test_list_transcripts_pages_to_the_end_without_gaps_or_duplicates(srv: ServerProcess, limit: int) -> None:
     """Following next_cursor visits every live transcript once, in order, ties on created_at included."""
-    pages = all_pages(srv, "list_transcripts", "transcripts", {"limit": limit})
+    # Within the largest token budget, so that limit alone sets the page size.
+    pages = all_pages(srv, "list_transcripts", "transcripts", {"limit": limit, "max_tokens": 20_000})
     ids = [t["id"] for page in pages for t in page]
     assert ids == [r.id for r in DATA.live]
     assert len(pages) == math.ceil(len(DATA.live) / limit)
@@ -403,7 +404,7 @@ def test_a_cursor_from_another_server_process_continues_the_same_list(
     """Cursors survive a restart: page 1 from one server process, the rest from another, is the whole list."""
     first = srv.result(tool, {"limit": 5})
     rest = all_pages(srv_1125, tool, key, {"limit": 5, "cursor": first["next_cursor"]})
-    whole = all_pages(srv, tool, key, {"limit": 100})
+    whole = all_pages(srv, tool, key, {"limit": 100, "max_tokens": 20_000})
     assert first[key] + [item for page in rest for item in page] == whole[0]
 
 
@@ -504,13 +505,17 @@ def test_arguments_that_are_not_an_object_are_invalid(srv: ServerProcess, argume
 def test_limits_at_their_bounds_are_accepted(srv: ServerProcess) -> None:
     """The smallest and largest allowed values work."""
     assert len(srv.result("list_transcripts", {"limit": 1})["transcripts"]) == 1
-    assert len(srv.result("list_transcripts", {"limit": 100})["transcripts"]) == len(DATA.live)
-    assert len(srv.result("list_tasks", {"limit": 100})["tasks"]) == len(DATA.tasks)
+    assert len(srv.result("list_transcripts", {"limit": 100, "max_tokens": 20_000})["transcripts"]) == len(DATA.live)
+    assert len(srv.result("list_tasks", {"limit": 100, "max_tokens": 20_000})["tasks"]) == len(DATA.tasks)
+    assert srv.result("list_tasks", {"limit": 1, "max_tokens": 1_000})["tasks"]
     assert len(srv.result("search_transcripts", {"query": "filler", "limit": 50})["hits"]) == 12
     assert len(srv.result("search_transcripts", {"query": "x" * 500, "limit": 1})["hits"]) == 0
     row = DATA.row("Long dictation")
     assert len(srv.result("get_transcript", {"id": row.id, "max_chars": 1})["text"]) == 1
-    assert len(srv.result("get_transcript", {"id": row.id, "max_chars": 100_000})["text"]) == len(LONG_TEXT)
+    # All of it is asked for; the largest budget holds about 20,000 of its characters, and says so.
+    widest = srv.result("get_transcript", {"id": row.id, "max_chars": 100_000, "max_tokens": 20_000})
+    assert widest["text"] == LONG_TEXT[: len(widest["text"])]
+    assert widest["next_max_chars"] == len(LONG_TEXT) - len(widest["text"]) > 0
     assert srv.result("list_transcripts", {"limit": 5.0})["transcripts"]  # an integral number is an integer
 
 
@@ -551,17 +556,22 @@ def test_get_transcript_formatted_falls_back_to_raw_when_not_formatted_yet(srv: 
     assert result["format"] == "raw"
 
 
-def test_get_transcript_default_window_is_20000_characters(srv: ServerProcess) -> None:
-    """A long text comes in a 20 000-character window first, then the rest."""
+def test_get_transcript_default_window_is_20000_characters_or_what_the_budget_holds(srv: ServerProcess) -> None:
+    """A long text comes in a window of up to 20 000 characters, cut shorter to fit 8,000 tokens, then the rest."""
     row = DATA.row("Long dictation")
     first = srv.result("get_transcript", {"id": row.id})
     assert first["total_chars"] == len(LONG_TEXT)
-    assert first["text"] == LONG_TEXT[:20000]
-    assert first["next_offset"] == 20000
-    second = srv.result("get_transcript", {"id": row.id, "offset": 20000})
-    assert second["text"] == LONG_TEXT[20000:]
-    assert second["offset"] == 20000
-    assert second["next_offset"] is None
+    cut = len(first["text"])
+    assert 0 < cut < 20000
+    assert first["text"] == LONG_TEXT[:cut]
+    assert (first["truncated"], first["next_offset"], first["next_max_chars"]) == (True, cut, 20000 - cut)
+    parts, offset = [first["text"]], first["next_offset"]
+    while offset is not None:
+        window = srv.result("get_transcript", {"id": row.id, "offset": offset})
+        assert window["offset"] == offset
+        parts.append(window["text"])
+        offset = window["next_offset"]
+    assert "".join(parts) == LONG_TEXT
 
 
 @pytest.mark.parametrize("name", list(SPECIAL_TEXTS))
@@ -861,7 +871,8 @@ def test_search_hits_carry_the_contract_fields_best_first(srv: ServerProcess) ->
     A score is the number of terms matched plus BM25 squashed into [0, 1).
     """
     result = srv.result("search_transcripts", {"query": "what about the budget roadmap", "limit": 50})
-    assert set(result) == {"query", "mode", "sort", "ranked_among", "hits"}
+    assert set(result) == {"query", "mode", "sort", "ranked_among", "hits", "next_cursor", "max_tokens"}
+    assert result["next_cursor"] is None
     assert result["sort"] == "relevance"
     hits = result["hits"]
     assert result["ranked_among"] == len(hits) == 4  # every match was compared
@@ -968,18 +979,21 @@ def task_json(t: Task) -> dict[str, Any]:
 @pytest.mark.parametrize("limit", [1, 4, 50, 100])
 def test_list_tasks_pages_to_the_end_in_the_contract_order(srv: ServerProcess, limit: int) -> None:
     """Open before done, due soonest first, undated last, then newest first; every task once over all pages."""
-    pages = all_pages(srv, "list_tasks", "tasks", {"limit": limit})
+    pages = all_pages(srv, "list_tasks", "tasks", {"limit": limit, "max_tokens": 20_000})  # limit sets the page
     got = [t for page in pages for t in page]
     assert got == [task_json(t) for t in task_order(DATA.tasks)]
     assert len(pages) == math.ceil(len(DATA.tasks) / limit)
 
 
 def test_list_tasks_defaults_to_all_statuses_and_50_per_page(srv: ServerProcess) -> None:
-    """No arguments: open and done tasks, up to 50."""
-    result = srv.result("list_tasks")
+    """No arguments: open and done tasks, up to 50 (as many as fit in the default 8,000 tokens)."""
+    result = srv.result("list_tasks", {"max_tokens": 20_000})
     assert len(result["tasks"]) == min(50, len(DATA.tasks))
     assert {t["status"] for t in result["tasks"]} == {"open", "done"}
     assert result["next_cursor"] is None
+    default = srv.result("list_tasks")
+    assert default["tasks"] == result["tasks"][: len(default["tasks"])]
+    assert default["max_tokens"] == 8_000
 
 
 @pytest.mark.parametrize(

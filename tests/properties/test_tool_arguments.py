@@ -248,7 +248,7 @@ class Pool:
 
 
 def issued_cursors(server: ServerProcess) -> dict[str, list[str]]:
-    """Every next_cursor the two paged tools give for a few page sizes and filters."""
+    """Every next_cursor the paged tools give for a few page sizes and filters (and a search cut to fit)."""
     pool: dict[str, list[str]] = {"list_transcripts": [], "list_tasks": []}
     for tool, filters in (
         ("list_transcripts", [{}, {"source": "meeting"}, {"since": "2026-05"}]),
@@ -264,8 +264,15 @@ def issued_cursors(server: ServerProcess) -> dict[str, list[str]]:
                         break
                     pool[tool].append(cursor)
                     args = {**args, "cursor": cursor}
+    # search_transcripts issues a cursor only for hits left out to fit max_tokens: the smallest budget.
+    pool["search_transcripts"] = []
+    args = {"query": " OR ".join(WORDS[:60])[:500].rsplit(" OR ", 1)[0], "limit": 50, "max_tokens": 1_000}
+    while (cursor := server.result("search_transcripts", args)["next_cursor"]) is not None:
+        pool["search_transcripts"].append(cursor)
+        args = {**args, "cursor": cursor}
     assert pool["list_transcripts"]
     assert pool["list_tasks"]
+    assert pool["search_transcripts"]
     return pool
 
 

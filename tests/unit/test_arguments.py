@@ -28,13 +28,13 @@ TASKS_SCHEMA = TOOLS["list_tasks"].input_schema
 @pytest.mark.parametrize("arguments", [pytest.param(None, id="null"), pytest.param({}, id="empty")])
 def test_arguments_null_and_empty_both_mean_all_defaults(arguments: object) -> None:
     """null and {} give the same defaults."""
-    assert validate(LIST_SCHEMA, arguments) == {"limit": 20}
-    assert validate(TASKS_SCHEMA, arguments) == {"status": "all", "limit": 50}
+    assert validate(LIST_SCHEMA, arguments) == {"limit": 20, "max_tokens": 8_000}
+    assert validate(TASKS_SCHEMA, arguments) == {"status": "all", "limit": 50, "max_tokens": 8_000}
 
 
 def test_arguments_null_values_count_as_absent() -> None:
     """An argument given as null is the same as one left out."""
-    assert validate(LIST_SCHEMA, {"limit": None, "cursor": None}) == {"limit": 20}
+    assert validate(LIST_SCHEMA, {"limit": None, "cursor": None}) == {"limit": 20, "max_tokens": 8_000}
 
 
 def test_arguments_accept_an_integral_float_as_an_integer() -> None:

@@ -26,6 +26,8 @@ class ToolContext(NamedTuple):
 
     store: Store
     progress: Progress | None = None
+    # How many copies of the answer the host gets: the text, and structuredContent where the revision has it.
+    copies: int = 2
 
 
 Handler = Callable[[ToolContext, JSON], Awaitable[JSON]]
@@ -59,6 +61,7 @@ class Tool(NamedTuple):
         """
         import asyncio
 
+        ctx = ctx._replace(copies=2 if has(revision, "structured_content") else 1)
         try:
             work = self.handler(ctx, validate(self.input_schema, arguments))
             if sys.version_info >= (3, 11):  # a deadline on this task, no extra task per call

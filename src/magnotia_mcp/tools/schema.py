@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from magnotia_mcp.budget import DEFAULT_TOKENS, MAX_TOKENS, MIN_TOKENS
+
 Schema = dict[str, Any]
 
 SOURCES = ["dictation", "meeting", "file"]
@@ -74,4 +76,27 @@ TRANSCRIPT_REF = record({"id": STRING, "title": STRING}, nullable=True)
 SPEAKERS: Schema = {
     **list_of(STRING),
     "description": "The transcript's speaker labels, each once, in order of first appearance; empty when none.",
+}
+
+
+def max_tokens() -> Schema:
+    """The budget argument every tool takes (see magnotia_mcp.budget)."""
+    return {
+        "type": "integer",
+        "minimum": MIN_TOKENS,
+        "maximum": MAX_TOKENS,
+        "default": DEFAULT_TOKENS,
+        "description": f"Keep the whole answer within this many tokens (estimated from above: CJK and emoji "
+        f"count more than English), {MIN_TOKENS}-{MAX_TOKENS}. What does not fit is left for the next call: "
+        "see note.",
+    }
+
+
+# What every result says about its size: the budget it was held to, and what was left out for it.
+BUDGET_FIELDS: Schema = {
+    "max_tokens": {"type": "integer", "description": "The token budget this answer was held to."},
+    "note": {
+        "type": "string",
+        "description": "Present when something was left out to stay within max_tokens: what, and how to get it.",
+    },
 }

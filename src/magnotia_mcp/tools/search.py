@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from magnotia_mcp import cursors
 from magnotia_mcp.arguments import time_range
+from magnotia_mcp.budget import fit_page
 from magnotia_mcp.errors import InvalidArguments
 from magnotia_mcp.tools import schema
 from magnotia_mcp.tools.base import Tool, ToolContext
@@ -18,6 +20,10 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
 
     query = parse(args["query"])
     window = time_range(args)
+    # A cursor continues a search cut for the budget: the same hits, from the first not yet given.
+    skip, limit = cursors.decode("search", args["cursor"], 2) if "cursor" in args else (0, args["limit"])
+    if not 0 <= skip < limit <= MAX_HITS:
+        raise InvalidArguments("cursor", "is not a cursor this server issued; pass next_cursor exactly as returned")
     if "speaker" in args and not args["speaker"].strip():
         raise InvalidArguments("speaker", "must name a speaker (their label in the transcript, e.g. Ana)")
     sink = ctx.progress
@@ -30,7 +36,7 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
         result = await search_transcripts(
             db,
             query,
-            limit=args["limit"],
+            limit=limit,
             sort=args["sort"],
             since=window.since,
             until=window.until,
@@ -38,8 +44,20 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
             speaker=args.get("speaker"),
             progress=progress,
         )
-    return window.echoed(result)
+    result["hits"] = result["hits"][skip:]
+    result["next_cursor"] = None
+    answer = window.echoed(result)
+    return fit_page(
+        answer,
+        "hits",
+        args["max_tokens"],
+        ctx.copies,
+        lambda hit: cursors.encode("search", (skip + answer["hits"].index(hit) + 1, limit)),
+        "hits",
+    )
 
+
+MAX_HITS = 50
 
 _TIME = {
     "seq": schema.INTEGER,
@@ -63,7 +81,7 @@ SEARCH_TRANSCRIPTS = Tool(
     schema.arguments(
         {
             "query": {"type": "string", "minLength": 1, "maxLength": 500, "description": "What to look for."},
-            "limit": schema.limit(50, 10, "How many hits, 1-50."),
+            "limit": schema.limit(MAX_HITS, 10, "How many hits, 1-50."),
             "sort": {
                 "type": "string",
                 "enum": ["relevance", "newest", "oldest"],
@@ -80,6 +98,12 @@ SEARCH_TRANSCRIPTS = Tool(
             "since": schema.time("Only transcripts created at or after"),
             "until": schema.time("Only transcripts created before"),
             "source": schema.source("transcripts"),
+            "cursor": {
+                "type": "string",
+                "description": "next_cursor from an answer cut to fit max_tokens, with the same query and "
+                "filters: the rest of its hits.",
+            },
+            "max_tokens": schema.max_tokens(),
         },
         required=("query",),
     ),
@@ -113,8 +137,14 @@ SEARCH_TRANSCRIPTS = Tool(
                     }
                 )
             ),
+            "next_cursor": {
+                "type": ["string", "null"],
+                "description": "When hits were left out to fit max_tokens: pass as cursor (same query) for the "
+                "rest; else null.",
+            },
+            **schema.BUDGET_FIELDS,
         },
-        optional=("range",),
+        optional=("range", "note"),
     ),
     _search_transcripts,
 )

@@ -6,6 +6,7 @@ from typing import Any
 
 from magnotia_mcp import cursors
 from magnotia_mcp.arguments import time_range
+from magnotia_mcp.budget import fit_page
 from magnotia_mcp.tools import schema
 from magnotia_mcp.tools.base import Tool, ToolContext
 
@@ -24,7 +25,16 @@ async def _list_tasks(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
             due_before=window.until,
             after=after,
         )
-    return window.echoed({"tasks": page, "next_cursor": cursors.encode("tasks", key) if key else None})
+    answer = window.echoed({"tasks": page, "next_cursor": cursors.encode("tasks", key) if key else None})
+    return fit_page(answer, "tasks", args["max_tokens"], ctx.copies, _cursor_after, "tasks")
+
+
+def _cursor_after(task: dict[str, Any]) -> str:
+    """The cursor that continues after task (the key store.tasks orders by)."""
+    due = task["due_at"]
+    return cursors.encode(
+        "tasks", (int(task["status"] == "done"), int(due is None), due or "", task["created_at"], task["id"])
+    )
 
 
 LIST_TASKS = Tool(
@@ -44,6 +54,7 @@ LIST_TASKS = Tool(
             "due_before": schema.time("Only tasks due before"),
             "limit": schema.limit(100, 50, "Page size, 1-100."),
             "cursor": schema.CURSOR,
+            "max_tokens": schema.max_tokens(),
         }
     ),
     schema.record(
@@ -65,8 +76,9 @@ LIST_TASKS = Tool(
             ),
             "next_cursor": schema.NEXT_CURSOR,
             "range": schema.RANGE,
+            **schema.BUDGET_FIELDS,
         },
-        optional=("range",),
+        optional=("range", "note"),
     ),
     _list_tasks,
 )

@@ -1,0 +1,200 @@
+"""How many tokens an answer costs a host, estimated from above, and fitting answers to a budget.
+
+Hosts refuse or spill large tool results by *tokens*: Claude Code warns from
+10,000 and refuses over 25,000 (``MAX_MCP_OUTPUT_TOKENS``), and a character
+limit means very different token counts in English, Chinese or emoji. Every
+answer is therefore held to a budget of estimated tokens (``DEFAULT_TOKENS``,
+at most ``MAX_TOKENS``), counted on the whole answer as a host may show it to
+the model: the text content *and* the serialized ``structuredContent`` (a host
+may send either or, worst case, both).
+
+The estimate is an upper bound for byte-level BPE tokenizers on what they are
+given here, by UTF-8 byte class, in one pass of C-speed byte operations (no
+tables of tokens):
+
+* ASCII letters and spaces: 1/3 token each (English runs about 4 characters a token);
+* other ASCII (digits, punctuation, controls): 1 token each, the most any such tokenizer gives;
+* a 2-byte character (accented Latin, Greek, Cyrillic...): 1 token;
+* a 3-byte character (CJK, kana, Hangul, most symbols): 2 tokens (real tokenizers: about 1 to 1.5);
+* a 4-byte character (emoji, rare CJK): 4 tokens, one per byte, the most there can be.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from magnotia_mcp.text import result_text
+
+DEFAULT_TOKENS = 8_000  # under the 10,000 at which Claude Code starts to warn
+MAX_TOKENS = 20_000  # under the 25,000 it refuses by default, with room for its own count
+MIN_TOKENS = 1_000  # room for a transcript's details and some text
+
+_ASCII = bytes(range(128))
+_LETTERS_AND_SPACE = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ "
+_NOT_LEAD_OF_4 = bytes(range(0xF0))  # deleting these leaves the first bytes of 4-byte characters
+
+
+def estimate(text: str) -> int:
+    """Tokens text may cost, from above (see the module docstring)."""
+    data = text.encode("utf-8", "surrogatepass")
+    total = len(data)
+    high = len(data.translate(None, _ASCII))  # bytes of non-ASCII characters
+    words = total - len(data.translate(None, _LETTERS_AND_SPACE))
+    other = total - high - words
+    if not high:
+        return -(-words // 3) + other
+    fours = len(data.translate(None, _NOT_LEAD_OF_4))
+    # Non-ASCII characters: one lead byte each; continuation bytes are the rest.
+    chars = len(text) - (total - high)
+    # 2-byte: 1, 3-byte: 2, i.e. (bytes - chars) per character; 4-byte: 4 (bytes - chars counts 3).
+    return -(-words // 3) + other + (high - chars) + fours
+
+
+def json_text(value: Any) -> str:
+    """value as the compact JSON a host makes of structuredContent."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def string_cost(value: str) -> int:
+    """What a string costs inside JSON: its escapes included, its quotes left out."""
+    return estimate(json.dumps(value, ensure_ascii=False)) - 2
+
+
+def prefix_within(text: str, tokens: int) -> int:
+    """How many characters of text, from its start, fit in tokens (their JSON form costed).
+
+    Linear: the text is costed in blocks, and only the block where the budget runs
+    out is bisected. Each block's cost is rounded up, so the prefix may leave up to
+    a token a block (1,024 characters) unused.
+    """
+    if tokens <= 0:
+        return 0
+    block, used, at = 1024, 0, 0
+    while at < len(text):
+        cost = string_cost(text[at : at + block])
+        if used + cost > tokens:
+            lo, hi = 0, min(block, len(text) - at)  # lo fits, hi does not
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if used + string_cost(text[at : at + mid]) <= tokens:
+                    lo = mid
+                else:
+                    hi = mid
+            return at + lo
+        used += cost
+        at += block
+    return len(text)
+
+
+def clip(value: str, tokens: int, mark: str = "…") -> str:
+    """value cut to cost at most tokens, ended with mark when cut."""
+    if string_cost(value) <= tokens:
+        return value
+    return value[: prefix_within(value, tokens - string_cost(mark))] + mark
+
+
+def answer_cost(result: dict[str, Any], copies: int) -> int:
+    """Tokens a tool result costs: its text content, and its structuredContent when sent (copies=2)."""
+    cost = estimate(result_text(result))
+    return cost + estimate(json_text(result)) if copies > 1 else cost
+
+
+def squeeze(result: dict[str, Any], fits: Any, strings: frozenset[str], lists: frozenset[str]) -> bool:
+    """Shrink result in place until fits(result); returns whether it shrank anything.
+
+    Only strings under a key in strings (and the strings in a list under such a key)
+    are clipped, and only lists under a key in lists are shortened from the end: ids,
+    offsets and cursors are never touched. Long strings are halved first (down to
+    LEGIBLE tokens, an eighth at a time), then the longest list by halves, then strings below that.
+    """
+    shrank = False
+    while not fits(result):
+        found: list[tuple[Any, Any, int]] = []
+        _walk(result, strings, lists, found)
+        texts = [f for f in found if isinstance(f[0][f[1]], str)]
+        longest = max((cost for _, _, cost in texts), default=0)
+        rows = [f for f in found if not isinstance(f[0][f[1]], str) and f[0][f[1]]]
+        if longest > LEGIBLE or (not rows and longest > 2):
+            cap = max(longest // 8, 1 if longest <= LEGIBLE else LEGIBLE)  # a few rounds, not a dozen
+            for holder, key, cost in texts:
+                if cost > cap:
+                    holder[key] = clip(holder[key], cap)
+        elif rows:
+            holder, key, _ = max(rows, key=lambda f: f[2])
+            holder[key] = holder[key][: len(holder[key]) // 2]
+        else:
+            return shrank
+        shrank = True
+    return shrank
+
+
+LEGIBLE = 64  # tokens: strings are not cut shorter than this while a list can give way instead
+
+
+def _walk(value: Any, strings: frozenset[str], lists: frozenset[str], found: list[Any]) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, str) and key in strings:
+                found.append((value, key, string_cost(item)))
+            elif isinstance(item, list):
+                if key in lists and item:
+                    found.append((value, key, estimate(json_text(item))))
+                if key in strings:
+                    found += [(item, k, string_cost(s)) for k, s in enumerate(item) if isinstance(s, str)]
+                for element in item:
+                    _walk(element, strings, lists, found)
+            elif isinstance(item, dict):
+                _walk(item, strings, lists, found)
+
+
+# What may be shortened inside a listed item that alone would not fit: text for reading, never ids or times.
+ITEM_STRINGS = frozenset({"title", "preview", "notes", "snippet", "speakers", "speaker", "matched_terms", "name"})
+ITEM_LISTS = frozenset({"speakers", "moments", "matched_terms"})
+
+
+def fit_page(
+    result: dict[str, Any],
+    items: str,
+    budget: int,
+    copies: int,
+    cursor_after: Any,
+    what: str,
+) -> dict[str, Any]:
+    """result with its page of items cut to what fits in budget, with a cursor to the rest and a note.
+
+    cursor_after(item) is the next_cursor that continues after item. The page keeps
+    at least one item (shortened to fit if it alone is too large), so paging always
+    moves on.
+    """
+    result["max_tokens"] = budget
+    page = result[items]
+    if answer_cost(result, copies) <= budget:
+        return result
+    full, cursor = len(page), result.get("next_cursor")
+
+    def trial(k: int) -> dict[str, Any]:
+        trimmed = {**result, items: page[:k]}
+        if k < full:
+            trimmed["next_cursor"] = cursor_after(page[k - 1])
+            trimmed["note"] = (
+                f"Only {k} of the {full} {what} asked for fit within max_tokens={budget}; "
+                "pass next_cursor to get the rest."
+            )
+        return trimmed
+
+    lo, hi = 1, full  # find the most items that fit; one always goes, shortened if need be
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if answer_cost(trial(mid), copies) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    out = trial(lo)
+    if answer_cost(out, copies) > budget:
+        out[items] = [dict(page[0])]
+        squeeze(out, lambda r: answer_cost(r, copies) <= budget, ITEM_STRINGS, ITEM_LISTS)
+        out["note"] = (out.get("note", "") + f" Long text in the first {what[:-1]} was shortened to fit.").strip()
+    if lo == full and "next_cursor" in result:
+        out["next_cursor"] = cursor
+    return out
