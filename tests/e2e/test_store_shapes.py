@@ -167,3 +167,35 @@ def test_a_time_window_without_segments_is_an_argument_error_before_2025_11_25(
         response = server.call("get_transcript", args)
         assert response["error"]["code"] == -32602, response
         assert "no time-stamped segments; read it with offset instead" in response["error"]["message"]
+
+
+@pytest.mark.parametrize("fts", [True, False], ids=["fts", "scan"])
+def test_text_that_is_not_utf8_is_searched_by_speaker_and_scanned(
+    start_server: Start, new_store: NewStore, fts: bool
+) -> None:
+    """Bytes that are not UTF-8 reached the SQL functions search registers: -32603 'user-defined function raised'."""
+    b = new_store(fts=fts)
+    tid = b.transcript(source="meeting", raw_text="budget talk", segments=[("Ana", "budget talk")], created_at=ts(7))
+    b.execute(
+        "INSERT INTO segments (transcript_id, seq, start_ms, end_ms, speaker, text)"
+        " VALUES (?, 1, 5000, 6000, CAST(X'416e61ff' AS TEXT), CAST(X'62756467657420ff' AS TEXT))",
+        (tid,),
+    )
+    b.execute(
+        "INSERT INTO transcripts (id, title, source, raw_text, formatted_text, created_at, updated_at)"
+        " VALUES ('bad', CAST(X'4361666580' AS TEXT), 'dictation', CAST(X'62756467657420ff21' AS TEXT),"
+        " CAST(X'ff' AS TEXT), ?, ?)",
+        (ts(8), ts(8)),
+    )
+    db = b.close()
+    server = start_server(db)
+    server.open("2025-11-25")
+    hits = tool(server, "search_transcripts", {"query": "budget", "speaker": "ana"})["hits"]
+    assert [h["transcript_id"] for h in hits] == [tid]
+    hits = tool(server, "search_transcripts", {"query": "budget", "speaker": "Ana\ufffd"})["hits"]
+    assert [(h["transcript_id"], h["moments"][0]["seq"]) for h in hits] == [(tid, 1)]
+    hits = tool(server, "search_transcripts", {"query": "budget"})["hits"]
+    assert {h["transcript_id"] for h in hits} == {tid, "bad"}
+    assert (
+        tool(server, "search_transcripts", {"query": "budget", "sort": "newest"})["hits"][0]["transcript_id"] == "bad"
+    )
