@@ -288,6 +288,9 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     return (root / f"store{k}" for k in count())
 
 
+# A server per example, a few hundred calls each: about 20 s on a 2-core machine; the suite's 120 s
+# guard against a hang would leave slower CI runners little room.
+@pytest.mark.timeout(300)
 @budget(12)
 @given(shape=shapes(), deep=st.sampled_from(REVISIONS))
 @example(shape=silent_dictation(), deep="2024-11-05").via("issue 18 finding 1: was -32603 'float division by zero'")
