@@ -61,7 +61,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     here = Path(__file__).parent
     for item in items:
         if item.path.is_relative_to(here):
-            item.add_marker(pytest.mark.timeout(0))
+            item.add_marker(pytest.mark.timeout(0), append=False)  # before any timeout a test sets itself
 
 
 class Stores:

@@ -63,7 +63,7 @@ FILTERS = {
 }
 SCAN_HITS = (
     "SELECT rowid AS rid, id, title, created_at, source,"
-    " magnotia_match(:q, title, raw_text, formatted_text) AS hit"
+    " magnotia_match(:q, CAST(title AS BLOB), CAST(raw_text AS BLOB), CAST(formatted_text AS BLOB)) AS hit"
     " FROM transcripts AS t WHERE deleted_at IS NULL"
 )
 SCAN_BATCH = 256

@@ -60,6 +60,15 @@ def _tolerant_text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
+def _tolerant_arguments(function: Callable[..., object]) -> Callable[..., object]:
+    """function, with each BLOB argument (a text column cast AS BLOB) decoded as _tolerant_text does."""
+
+    def call(*args: object) -> object:
+        return function(*(_tolerant_text(a) if isinstance(a, bytes) else a for a in args))
+
+    return call
+
+
 def _bindable_value(value: Any) -> Any:
     if isinstance(value, str) and not value.isascii():
         try:
@@ -158,9 +167,14 @@ class Reader:
         return rows[0] if rows else None
 
     async def ensure_function(self, name: str, function: Callable[..., object]) -> None:
-        """Register a deterministic SQL function on this connection, once."""
+        """Register a deterministic SQL function on this connection, once.
+
+        sqlite3 decodes a TEXT argument strictly, and a row whose text is not UTF-8 would fail
+        the whole statement ("user-defined function raised exception"): callers pass text
+        columns as CAST(... AS BLOB), and the function gets them decoded as rows are.
+        """
         if name not in self._functions:
-            await self._conn.create_function(name, -1, function, deterministic=True)
+            await self._conn.create_function(name, -1, _tolerant_arguments(function), deterministic=True)
             self._functions.add(name)
 
     def _check_unchanged(self) -> None:

@@ -59,7 +59,8 @@ FROM_FLOOR = " AND rowid >= :floor"
 SCAN_STATS = (
     "SELECT t.rowid AS rid, t.id, t.title, t.created_at, t.source,"
     " (t.deleted_at IS NULL{filters}) AS keep,"
-    " magnotia_stats(:q, t.id, t.updated_at, t.title, t.raw_text, t.formatted_text) AS stats"
+    " magnotia_stats(:q, t.id, t.updated_at, CAST(t.title AS BLOB), CAST(t.raw_text AS BLOB),"
+    " CAST(t.formatted_text AS BLOB)) AS stats"
     " FROM transcripts AS t WHERE 1"
 )
 

@@ -70,13 +70,13 @@ _SPEAKER_SEGMENTS = (
 SPEAKER_FTS = (
     "SELECT" + _SPEAKER_SEGMENTS + " FROM segments_fts AS g JOIN segments AS s ON s.id = g.rowid"
     " JOIN transcripts AS t ON t.id = s.transcript_id"
-    " WHERE g.segments_fts MATCH :match AND t.deleted_at IS NULL AND magnotia_fold(s.speaker) = :speaker"
+    " WHERE g.segments_fts MATCH :match AND t.deleted_at IS NULL AND magnotia_fold(CAST(s.speaker AS BLOB)) = :speaker"
 )
 # Without a segment index: every segment of the speaker, matched on the reader thread.
 SPEAKER_SCAN = (
-    "SELECT s.id AS sid," + _SPEAKER_SEGMENTS + ", magnotia_any(:q, s.text) AS hit"
+    "SELECT s.id AS sid," + _SPEAKER_SEGMENTS + ", magnotia_any(:q, CAST(s.text AS BLOB)) AS hit"
     " FROM segments AS s JOIN transcripts AS t ON t.id = s.transcript_id"
-    " WHERE t.deleted_at IS NULL AND magnotia_fold(s.speaker) = :speaker AND s.id > :after"
+    " WHERE t.deleted_at IS NULL AND magnotia_fold(CAST(s.speaker AS BLOB)) = :speaker AND s.id > :after"
 )
 SPEAKER_BATCH = " ORDER BY s.id LIMIT :batch"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from magnotia_mcp.errors import NotFound, ToolError
+from magnotia_mcp.errors import InvalidArguments, NotFound
 from magnotia_mcp.store import layouts
 from magnotia_mcp.store.layouts import Placement
 from magnotia_mcp.text import preview, window_end
@@ -232,7 +232,7 @@ def _short(row: sqlite3.Row, fmt: str, window: Window, max_chars: int, with_segm
         if with_segments
         else json.loads(row["speakers_json"])
     )
-    lo, hi = start / scale, end / scale
+    lo, hi = _raw_range(window, placement, start, end, total, len(raw))
     shown = [_segment(s) for k, s in enumerate(segments) if placement.overlaps(k, lo, hi)]
     return _Read(_fields(used, text[start:end], start, end, total), names, shown)
 
@@ -256,9 +256,10 @@ async def _long(
     placement = await layouts.placement(db, transcript_id, lay.raw_chars) if need else _NOWHERE
     scale = total / max(lay.raw_chars, 1)
     start, limit = _bounds(window, placement, scale, total, max_chars)
-    n = limit + _SLACK
+    # Never more than the text holds: the resource asks for sys.maxsize characters, past SQLite's integers.
+    n = min(limit, total - start) + _SLACK
     while True:
-        i, j = placement.around(start / scale, (start + n) / scale)
+        i, j = placement.around(*_raw_range(window, placement, start, start + n, total, lay.raw_chars))
         params = {"id": transcript_id, "start": start, "n": n, "first": -1, "last": -1}
         if j > i:
             params["first"], params["last"] = placement.seqs[i], placement.seqs[j - 1]
@@ -272,7 +273,7 @@ async def _long(
             break
         n *= 4  # a cluster of marks longer than the slack: read further (only in pathological text)
     end = start + cut
-    lo, hi = start / scale, end / scale
+    lo, hi = _raw_range(window, placement, start, end, total, lay.raw_chars)
     by_seq = {seq: k for k, seq in enumerate(placement.seqs[i:j], i)}
     # A segment the layout does not know (written since it was read) cannot be placed: left out.
     shown = [
@@ -288,13 +289,33 @@ def _bounds(window: Window, placement: Placement, scale: float, total: int, max_
     if not window.by_time:
         return min(window.offset, total), max_chars
     if not len(placement):
-        raise ToolError("this transcript has no time-stamped segments; read it with offset instead")
+        # An argument the model can correct (-32602 before 2025-11-25), not a store failure.
+        name = "start_ms" if window.start_ms is not None else "end_ms"
+        raise InvalidArguments(name, "this transcript has no time-stamped segments; read it with offset instead")
     span = placement.between(window.start_ms or 0, window.end_ms)
     if span is None:  # nothing said in that time
         return total, max_chars
     start = min(int(span[0] * scale), total)
     stop = min(-(-span[1] * scale // 1), total)  # ceil: the last segment's end is in the window
     return start, max(0, min(max_chars, int(stop) - start))
+
+
+def _raw_range(
+    window: Window, placement: Placement, start: int, end: int, total: int, raw_chars: int
+) -> tuple[float, float]:
+    """The raw characters [lo, hi) that characters [start, end) of a text of total characters cover.
+
+    An empty text (a dictation where nothing was heard, or an empty formatted text) has no
+    characters to scale by: its window is all of it, so it covers every segment, or for a
+    time window the segments of that time.
+    """
+    if total:
+        per = max(raw_chars, 1) / total
+        return start * per, end * per
+    if not window.by_time:
+        return 0, raw_chars + 1
+    span = placement.between(window.start_ms or 0, window.end_ms)
+    return (span[0], max(span[1], span[0] + 1)) if span is not None else (0, 0)
 
 
 def _fields(used: str, text: str, start: int, end: int, total: int) -> dict[str, Any]:
