@@ -131,13 +131,30 @@ def test_a_workshop_size_transcript_with_an_empty_formatted_text(start_server: S
     server.open("2025-11-25")
     got = tool(server, "get_transcript", {"id": WORKSHOP, "format": "formatted", "include_segments": True})
     assert (got["format"], got["text"], got["total_chars"], got["next_offset"]) == ("formatted", "", 0, None)
-    assert len(got["segments"]) == 3000
+    # 3,000 segments do not fit the answer's budget: those left out are read on by time, as the note says.
+    seen = [s["seq"] for s in got["segments"]]
+    assert 0 < len(seen) < 3000
+    for _ in range(3000):
+        note = got.get("note", "")
+        if "start_ms=" not in note:
+            break
+        start_ms = int(note.split("start_ms=")[1].split()[0])
+        got = tool(
+            server,
+            "get_transcript",
+            {"id": WORKSHOP, "format": "formatted", "include_segments": True, "start_ms": start_ms},
+        )
+        assert got["segments"][-1]["seq"] > seen[-1], "reading on did not move on"
+        seen += [s["seq"] for s in got["segments"] if s["seq"] > seen[-1]]
+    assert seen == list(range(3000))
     assert (
         tool(server, "get_transcript", {"id": WORKSHOP, "format": "formatted", "start_ms": 0, "end_ms": 1})["text"]
         == ""
     )
     (contents,) = ok(server.request("resources/read", {"uri": URI_PREFIX + WORKSHOP}))["contents"]
-    assert "] Ana: point number 2999 about the budget\n" in contents["text"]
+    # Its segments' lines, as many as fit, then where to read on by time.
+    assert "] Ana: point number 1 about the budget\n" in contents["text"]
+    assert f"id={WORKSHOP}, start_ms=" in contents["text"]
 
 
 def test_a_transcript_over_64_kib_is_read_as_a_resource_and_prompted(start_server: Start, new_store: NewStore) -> None:
@@ -150,9 +167,14 @@ def test_a_transcript_over_64_kib_is_read_as_a_resource_and_prompted(start_serve
     server = start_server(db)
     server.open("2025-11-25")
     (contents,) = ok(server.request("resources/read", {"uri": URI_PREFIX + WORKSHOP}))["contents"]
-    assert contents["text"].endswith("\n\n" + raw + "\n")
+    # Too long for one answer's budget (docs/tools.md#size-of-answers): its start, and where to read on.
+    body = contents["text"].split("\n\n", 2)[2]
+    assert raw.startswith(body[: body.index("\n")])
+    assert f"id={WORKSHOP}, offset=" in contents["text"]
     got = ok(server.request("prompts/get", {"name": "summarize_transcript", "arguments": {"transcript_id": WORKSHOP}}))
-    assert got["messages"][0]["content"]["resource"] == contents
+    embedded = got["messages"][0]["content"]["resource"]
+    assert (embedded["uri"], embedded["mimeType"]) == (contents["uri"], contents["mimeType"])
+    assert embedded["text"].split("\n\n", 2)[:2] == contents["text"].split("\n\n", 2)[:2]
 
 
 @pytest.mark.parametrize("revision", ["2024-11-05", "2025-06-18"])

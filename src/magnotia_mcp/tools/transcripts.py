@@ -124,8 +124,10 @@ async def _fit_window(
             return result
         text = result["text"]
         if len(text) <= 1:  # a window holds at least one character (or cluster), or reading would not go on
+            segments = list(result.get("segments") or ())
             shortened |= squeeze(result, lambda r: answer_cost(r, copies) <= budget, _DETAILS, _DETAIL_LISTS)
             _say(result, asked_end, budget, by_time, shortened)
+            _say_segments_left(result, segments)
             return result
         # What the text (and its segments) may cost, as a share of what they cost now.
         fixed = answer_cost({**result, "text": "", "segments": []}, copies)
@@ -133,6 +135,22 @@ async def _fit_window(
         chars = max(1, min(prefix_within(text, int(string_cost(text) * share)), len(text) - 1))
         # Without segments the shorter window is a prefix of this one; segments are placed by the store.
         result = await read(chars) if "segments" in result else _prefix(result, chars)
+
+
+def _say_segments_left(result: dict[str, Any], segments: list[dict[str, Any]]) -> None:
+    """When segments had to be left out (an empty or one-character window), the note says where they go on.
+
+    The text cannot move the window on here, so the segments' times are the only way to read the rest.
+    """
+    shown = len(result.get("segments") or ())
+    if "segments" not in result or shown >= len(segments):
+        return
+    first = segments[shown]
+    more = (
+        f"Segments from seq {first['seq']} on were left out to fit: call get_transcript again with "
+        f"start_ms={first['start_ms']} and include_segments=true to read on."
+    )
+    result["note"] = f"{result['note']} {more}" if result.get("note") else more
 
 
 def _prefix(result: dict[str, Any], chars: int) -> dict[str, Any]:
