@@ -13,10 +13,9 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, NoReturn
 
 from magnotia_mcp import __version__, log
-from magnotia_mcp.cli.texts import COMMANDS, EPILOGS, HOSTS, TOP_DESCRIPTION, TOP_EPILOG
 
 SERVE, DOCTOR, INSTALL, UNINSTALL = "serve", "doctor", "install", "uninstall"
 EVERY = (SERVE, DOCTOR, INSTALL, UNINSTALL)
@@ -24,26 +23,35 @@ EVERY = (SERVE, DOCTOR, INSTALL, UNINSTALL)
 EDITING = (INSTALL, UNINSTALL)
 INSTALL_ONLY = "install's; uninstall accepts it and has no use for it"
 HTTP_GROUP = "serve --http (opt-in)"
-HTTP_GROUP_TEXT = (
-    "Streamable HTTP at http://HOST:PORT/mcp instead of stdin/stdout; a bearer token is required\n"
-    "(pip install 'magnotia-mcp[http]'; docs/http.md)"
-)
 
 
-class Option(NamedTuple):
-    """One option: its flag, the commands that take it, its default, and argparse's keywords.
+class Option:
+    """One option: its flag, the commands that take it, its default, its help, and argparse's keywords.
 
-    (A NamedTuple, not a dataclass: dataclasses imports inspect, which the stdio path
-    otherwise loads only after it has answered initialize.)
+    (A plain class: a NamedTuple or a dataclass is built at import, and costs the start-up of
+    every host's server more than this whole table.)
     """
 
-    flag: str
-    commands: tuple[str, ...]
-    default: Any
-    help: str
-    group: str | None
-    help_for: dict[str, str]  # another wording for one command
-    kwargs: dict[str, Any]
+    __slots__ = ("commands", "default", "flag", "group", "help", "help_for", "kwargs")
+
+    def __init__(
+        self,
+        flag: str,
+        commands: tuple[str, ...],
+        default: Any,
+        help: str,
+        *,
+        group: str | None = None,
+        help_for: dict[str, str] | None = None,  # another wording for one command
+        **kwargs: Any,
+    ) -> None:
+        self.flag = flag
+        self.commands = commands
+        self.default = default
+        self.help = help
+        self.group = group
+        self.help_for = help_for or {}
+        self.kwargs = kwargs
 
     @property
     def dest(self) -> str:
@@ -54,19 +62,13 @@ class Option(NamedTuple):
         return f"[{self.flag} {metavar}]" if metavar else f"[{self.flag}]"
 
 
-def _option(flag: str, commands: tuple[str, ...], default: Any, help: str, **kwargs: Any) -> Option:
-    group = kwargs.pop("group", None)
-    help_for = kwargs.pop("help_for", {})
-    return Option(flag, commands, default, help, group, help_for, kwargs)
-
-
 def _env_log_level() -> str:
     level = os.environ.get("MAGNOTIA_MCP_LOG_LEVEL", "info").strip().lower()
     return level if level in log.LEVELS else "info"
 
 
 OPTIONS: tuple[Option, ...] = (
-    _option(
+    Option(
         "--db",
         EVERY,
         None,
@@ -78,7 +80,7 @@ OPTIONS: tuple[Option, ...] = (
             UNINSTALL: INSTALL_ONLY,
         },
     ),
-    _option(
+    Option(
         "--demo",
         (SERVE, DOCTOR),
         False,
@@ -86,7 +88,7 @@ OPTIONS: tuple[Option, ...] = (
         action="store_true",
         help_for={DOCTOR: "there is no store to check: say so and exit 0"},
     ),
-    _option(
+    Option(
         "--log-level",
         EVERY,
         None,  # $MAGNOTIA_MCP_LOG_LEVEL, read when the arguments are parsed
@@ -94,7 +96,7 @@ OPTIONS: tuple[Option, ...] = (
         metavar="LEVEL",
         choices=tuple(log.LEVELS),
     ),
-    _option(
+    Option(
         "--call-timeout",
         (SERVE,),
         30.0,
@@ -102,7 +104,7 @@ OPTIONS: tuple[Option, ...] = (
         metavar="SECONDS",
         type=float,
     ),
-    _option(
+    Option(
         "--timezone",
         (SERVE,),
         None,
@@ -110,7 +112,7 @@ OPTIONS: tuple[Option, ...] = (
         "(default: $MAGNOTIA_TZ, else the system's local zone)",
         metavar="NAME",
     ),
-    _option(
+    Option(
         "--http",
         (SERVE,),
         None,
@@ -118,7 +120,7 @@ OPTIONS: tuple[Option, ...] = (
         metavar="[HOST:]PORT",
         group=HTTP_GROUP,
     ),
-    _option(
+    Option(
         "--token-file",
         (SERVE,),
         None,
@@ -128,7 +130,7 @@ OPTIONS: tuple[Option, ...] = (
         metavar="PATH",
         group=HTTP_GROUP,
     ),
-    _option(
+    Option(
         "--no-auth",
         (SERVE,),
         False,
@@ -136,7 +138,7 @@ OPTIONS: tuple[Option, ...] = (
         action="store_true",
         group=HTTP_GROUP,
     ),
-    _option(
+    Option(
         "--allow-origin",
         (SERVE,),
         (),
@@ -145,7 +147,7 @@ OPTIONS: tuple[Option, ...] = (
         action="append",
         group=HTTP_GROUP,
     ),
-    _option(
+    Option(
         "--allow-host",
         (SERVE,),
         (),
@@ -154,7 +156,7 @@ OPTIONS: tuple[Option, ...] = (
         action="append",
         group=HTTP_GROUP,
     ),
-    _option(
+    Option(
         "--request-timeout",
         (SERVE,),
         10.0,
@@ -164,7 +166,7 @@ OPTIONS: tuple[Option, ...] = (
         type=float,
         group=HTTP_GROUP,
     ),
-    _option(
+    Option(
         "--max-connections",
         (SERVE,),
         4096,
@@ -174,8 +176,8 @@ OPTIONS: tuple[Option, ...] = (
         type=int,
         group=HTTP_GROUP,
     ),
-    _option("--json", (DOCTOR,), False, "print one JSON object instead of text", action="store_true"),
-    _option(
+    Option("--json", (DOCTOR,), False, "print one JSON object instead of text", action="store_true"),
+    Option(
         "--channel",
         EDITING,
         None,
@@ -185,12 +187,10 @@ OPTIONS: tuple[Option, ...] = (
         metavar="package|executable|docker",
         choices=("package", "executable", "docker"),
     ),
-    _option(
-        "--name", EDITING, "magnotia", "the server's name in the host's config (default: magnotia)", metavar="NAME"
-    ),
-    _option("--dry-run", EDITING, False, "print the change (a diff) and change nothing", action="store_true"),
-    _option("--config", EDITING, None, "edit this file instead of the host's usual one", metavar="PATH"),
-    _option(
+    Option("--name", EDITING, "magnotia", "the server's name in the host's config (default: magnotia)", metavar="NAME"),
+    Option("--dry-run", EDITING, False, "print the change (a diff) and change nothing", action="store_true"),
+    Option("--config", EDITING, None, "edit this file instead of the host's usual one", metavar="PATH"),
+    Option(
         "--force",
         EDITING,
         False,
@@ -198,7 +198,7 @@ OPTIONS: tuple[Option, ...] = (
         action="store_true",
         help_for={UNINSTALL: INSTALL_ONLY},
     ),
-    _option(
+    Option(
         "--command",
         EDITING,
         None,
@@ -207,7 +207,7 @@ OPTIONS: tuple[Option, ...] = (
         dest="command_path",
         help_for={UNINSTALL: INSTALL_ONLY},
     ),
-    _option(
+    Option(
         "--image",
         EDITING,
         "magnotia-mcp",
@@ -215,7 +215,7 @@ OPTIONS: tuple[Option, ...] = (
         metavar="IMAGE",
         help_for={UNINSTALL: INSTALL_ONLY},
     ),
-    _option(
+    Option(
         "--engine",
         EDITING,
         "docker",
@@ -247,16 +247,19 @@ def _add(parser: argparse.ArgumentParser, command: str | None) -> None:
         add = parser.add_argument
         if option.group is not None and visible:
             if option.group not in groups:
-                groups[option.group] = parser.add_argument_group(option.group, HTTP_GROUP_TEXT).add_argument
+                from magnotia_mcp.cli.texts import GROUPS
+
+                groups[option.group] = parser.add_argument_group(option.group, GROUPS[option.group]).add_argument
             add = groups[option.group]
         help_text = option.help_for.get(command or SERVE, option.help) if visible else argparse.SUPPRESS
         add(option.flag, default=argparse.SUPPRESS, help=help_text, **option.kwargs)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(*, described: bool = False) -> argparse.ArgumentParser:
     """The one parser: the command and every option of every command, which may come before or after it.
 
-    Its help is the top-level one; ``command_parser`` makes each command's own.
+    described: with the top-level help's prose (``texts`` is loaded only for a help). Each command's
+    own parser is ``command_parser``.
     """
     usage = "\n       ".join(
         [
@@ -265,12 +268,17 @@ def build_parser() -> argparse.ArgumentParser:
             "magnotia-mcp COMMAND --help | --version",
         ]
     )
-    commands = "\n".join(f"  {name:<10} {summary}" for name, (summary, _) in COMMANDS.items())
+    description = epilog = None
+    if described:
+        from magnotia_mcp.cli import texts
+
+        commands = "\n".join(f"  {name:<10} {summary}" for name, (summary, _) in texts.COMMANDS.items())
+        description, epilog = f"{texts.TOP_DESCRIPTION}\ncommands:\n{commands}", texts.TOP_EPILOG
     parser = argparse.ArgumentParser(
         prog="magnotia-mcp",
         usage=usage,
-        description=f"{TOP_DESCRIPTION}\ncommands:\n{commands}",
-        epilog=TOP_EPILOG,
+        description=description,
+        epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         add_help=False,  # -h shows the help of the command given, wherever it stands
     )
@@ -284,14 +292,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def command_parser(command: str) -> argparse.ArgumentParser:
     """The parser of one command, exactly its options: for its --help and its usage errors."""
+    from magnotia_mcp.cli import texts
+
     parser = argparse.ArgumentParser(
         prog=f"magnotia-mcp {command}",
-        description=COMMANDS[command][1],
-        epilog=EPILOGS[command],
+        description=texts.COMMANDS[command][1],
+        epilog=texts.EPILOGS[command],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     if command in EDITING:
-        parser.add_argument("host", nargs="?", metavar="HOST", help=f"one of: {HOSTS} (docs/hosts.md)")
+        parser.add_argument("host", nargs="?", metavar="HOST", help=f"one of: {texts.HOSTS} (docs/hosts.md)")
     _add(parser, command)
     return parser
 
@@ -305,7 +315,7 @@ def parse(argv: Sequence[str] | None = None) -> tuple[str, argparse.Namespace]:
     args = top.parse_intermixed_args(argv)
     command = args.command or SERVE
     if args.help:
-        (command_parser(command) if args.command else top).print_help()
+        (command_parser(command) if args.command else build_parser(described=True)).print_help()
         raise SystemExit(0)
     given = vars(args)
     for option in OPTIONS:

@@ -73,6 +73,12 @@ COMMANDS = {
     ),
 }
 
+# an option group's title (the Option's group): the text under it
+GROUPS = {
+    "serve --http (opt-in)": "Streamable HTTP at http://HOST:PORT/mcp instead of stdin/stdout; a bearer token is "
+    "required\n(pip install 'magnotia-mcp[http]'; docs/http.md)",
+}
+
 _EDITING_EPILOG = f"""\
 hosts: {HOSTS}
        (where each keeps its config on Linux, macOS and Windows: docs/hosts.md)
