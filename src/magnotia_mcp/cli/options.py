@@ -270,10 +270,10 @@ def build_parser(*, described: bool = False) -> argparse.ArgumentParser:
     )
     description = epilog = None
     if described:
-        from magnotia_mcp.cli import texts
+        from magnotia_mcp.cli.texts import COMMANDS, TOP_DESCRIPTION, TOP_EPILOG
 
-        commands = "\n".join(f"  {name:<10} {summary}" for name, (summary, _) in texts.COMMANDS.items())
-        description, epilog = f"{texts.TOP_DESCRIPTION}\ncommands:\n{commands}", texts.TOP_EPILOG
+        commands = "\n".join(f"  {name:<10} {summary}" for name, (summary, _) in COMMANDS.items())
+        description, epilog = f"{TOP_DESCRIPTION}\ncommands:\n{commands}", TOP_EPILOG
     parser = argparse.ArgumentParser(
         prog="magnotia-mcp",
         usage=usage,
@@ -292,16 +292,16 @@ def build_parser(*, described: bool = False) -> argparse.ArgumentParser:
 
 def command_parser(command: str) -> argparse.ArgumentParser:
     """The parser of one command, exactly its options: for its --help and its usage errors."""
-    from magnotia_mcp.cli import texts
+    from magnotia_mcp.cli.texts import COMMANDS, EPILOGS, HOSTS
 
     parser = argparse.ArgumentParser(
         prog=f"magnotia-mcp {command}",
-        description=texts.COMMANDS[command][1],
-        epilog=texts.EPILOGS[command],
+        description=COMMANDS[command][1],
+        epilog=EPILOGS[command],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     if command in EDITING:
-        parser.add_argument("host", nargs="?", metavar="HOST", help=f"one of: {texts.HOSTS} (docs/hosts.md)")
+        parser.add_argument("host", nargs="?", metavar="HOST", help=f"one of: {HOSTS} (docs/hosts.md)")
     _add(parser, command)
     return parser
 
