@@ -139,11 +139,16 @@ def others_survive(host: str, path: Path) -> None:
         assert "#" in text or "//" in text  # comments kept
 
 
-def install_command(launcher: Launcher) -> list[str]:
-    """magnotia-mcp as this run ships it, running install; its channel is the one running (or docker)."""
+def local_command(launcher: Launcher) -> list[str]:
+    """magnotia-mcp as this run ships it, run here: the executable, else this Python's package."""
     if launcher.kind == "frozen":
         return [launcher.frozen_binary()]
-    base = [sys.executable, "-m", "magnotia_mcp"]
+    return [sys.executable, "-m", "magnotia_mcp"]
+
+
+def install_command(launcher: Launcher) -> list[str]:
+    """magnotia-mcp as this run ships it, running install; its channel is the one running (or docker)."""
+    base = local_command(launcher)
     if launcher.kind == "container":
         image = os.environ.get("MAGNOTIA_MCP_IMAGE")
         if not image:
@@ -321,7 +326,7 @@ def test_doctor_lists_configured_hosts_and_fails_on_a_missing_command(
     path = config_file(home, "cursor")
     path.parent.mkdir(parents=True, exist_ok=True)
     assert run(install_command(launcher), "install", "cursor", "--db", str(store)).returncode == 0
-    doctor = [*install_command(launcher), "doctor", "--db", str(store)]
+    doctor = [*local_command(launcher), "doctor", "--db", str(store)]  # doctor takes none of install's options
     done = run(doctor)
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.search(r"^  cursor: .*magnotia", done.stdout, re.M), done.stdout

@@ -72,3 +72,17 @@ def test_initialize_is_answered_before_asyncio_sqlite3_or_aiosqlite_are_imported
     _send(traced, CALL)
     later = _imports_until_answer(traced, 2)
     assert {"asyncio", "sqlite3", "aiosqlite"} <= set(later), later
+
+
+def test_serving_on_stdio_imports_nothing_of_http_doctor_or_install(traced: subprocess.Popen[bytes]) -> None:
+    """The command line loads only what serving on stdin/stdout needs, before initialize and after a call."""
+    _send(traced, INITIALIZE)
+    imported = _imports_until_answer(traced, 1)
+    _send(traced, CALL)
+    imported += _imports_until_answer(traced, 2)
+    assert "magnotia_mcp.cli.serve" in imported  # the trace shows the command line's modules
+    # By name, wherever the package keeps them: magnotia_mcp.http or magnotia_mcp.transport.http.app alike.
+    others = {"http", "bearer", "doctor", "install", "serve_http"}
+    unneeded = [m for m in imported if m.startswith("magnotia_mcp.") and others & set(m.split("."))]
+    unneeded += [m for m in imported if m.split(".")[0] in ("uvicorn", "h11")]
+    assert not unneeded, imported

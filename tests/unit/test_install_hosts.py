@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from magnotia_mcp import cli
+from magnotia_mcp.cli import texts
 from magnotia_mcp.install import edit
 from magnotia_mcp.install.hosts import HOSTS, config_path, marker
 from magnotia_mcp.install.record import SYSTEMS
@@ -82,4 +82,4 @@ def test_the_docs_table_and_the_help_name_every_host() -> None:
     table = (ROOT / "docs" / "hosts.md").read_text(encoding="utf-8")
     rows = set(re.findall(r"^\| [^|]+ \(`([a-z0-9-]+)`\) \|", table, re.M))
     assert rows == set(BY_KEY)
-    assert [key for key in HOSTS if key not in cli.DESCRIPTION] == []
+    assert [key for key in HOSTS if key not in texts.HOSTS.split(", ")] == []
