@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from magnotia_mcp.paths import DIR_ENV_VAR, ENV_VAR
-
 from magnotia_mcp.install.hosts import HOSTS as HOST_RECORDS  # only --help loads this module
+from magnotia_mcp.paths import DIR_ENV_VAR, ENV_VAR
 
 HOSTS = ", ".join(HOST_RECORDS)  # a new host record names itself here
 
