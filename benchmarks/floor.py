@@ -26,10 +26,10 @@ import generate
 from client import Json
 
 try:
-    from magnotia_mcp.querylang import parse
+    from magnotia_mcp.search.querylang import parse
 except ImportError:  # a checkout without the package installed (server_env in run.py allows it): use its src/
     sys.path.insert(0, str(generate.REPO_DIR / "src"))
-    from magnotia_mcp.querylang import parse
+    from magnotia_mcp.search.querylang import parse
 
 __all__ = ["Cursor", "Floor", "parse", "store_time"]  # parse: workload.py builds its questions with it
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerate src/magnotia_mcp/unicode61.py from the SQLite this Python links.
+"""Regenerate src/magnotia_mcp/search/unicode61.py from the SQLite this Python links.
 
 SQLite's ``unicode61`` tokenizer splits text at a fixed set of separator code
 points (its own Unicode table, not Python's ``str.isalnum``). The scan must cut
@@ -8,7 +8,7 @@ non-ASCII code point is indexed between two "a"s, and those where "a" stands
 alone as a token are separators. Takes a few seconds; run it when SQLite's
 tokenizer data changes (``tests/unit/test_unicode61.py`` says when).
 
-    python devtools/unicode61.py > src/magnotia_mcp/unicode61.py
+    python devtools/unicode61.py > src/magnotia_mcp/search/unicode61.py
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from magnotia_mcp.arguments import time_range
+from magnotia_mcp.args.checks import time_range
 from magnotia_mcp.budget import DEFAULT_TOKENS, clip, estimate, json_text
 from magnotia_mcp.errors import InvalidArguments, InvalidParams, ResourceNotFound
 from magnotia_mcp.resources import URI_TEMPLATE, display_name, read_markdown, transcript_uri

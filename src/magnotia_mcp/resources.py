@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from magnotia_mcp import cursors
+from magnotia_mcp.args import cursors
 from magnotia_mcp.budget import DEFAULT_TOKENS, clip, estimate, json_text, prefix_within
 from magnotia_mcp.errors import InvalidParams, NotFound, ResourceNotFound
 from magnotia_mcp.text import window_end

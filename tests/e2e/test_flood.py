@@ -2,7 +2,7 @@
 
 The server hands a line to the dispatcher only while fewer than ``MAX_PENDING``
 calls run and under ``OUTPUT_HIGH`` bytes of answers wait to be read, and reads
-stdin only once every line read is handed over (``magnotia_mcp.stdio``); the rest
+stdin only once every line read is handed over (``magnotia_mcp.transport.stdio.loop``); the rest
 waits in the client's pipe. The client here writes on its own thread as fast as
 the pipe takes it; its reader reads only while the writer is stuck on a full pipe
 (or done), so the server meets the slowest reader that cannot deadlock. Nothing
@@ -30,7 +30,7 @@ from typing import IO, Any
 
 import pytest
 
-from magnotia_mcp.stdio import MAX_PENDING
+from magnotia_mcp.transport.stdio.loop import MAX_PENDING
 from tests.e2e.test_concurrency import ENDLESS, build_big_store
 from tests.support.server import Launcher
 from tests.support.storefactory import StoreBuilder
@@ -312,7 +312,7 @@ def test_the_server_stops_reading_while_every_call_slot_is_taken_and_resumes(
         assert ids == {f"scan-{i}" for i in range(MAX_PENDING)} | set(range(filler))
 
 
-BATCH = 16  # the most one batch may hold (magnotia_mcp.server.MAX_BATCH)
+BATCH = 16  # the most one batch may hold (magnotia_mcp.protocol.server.MAX_BATCH)
 
 
 def test_a_flood_of_batches_counts_each_message_and_stays_within_the_memory_bound(

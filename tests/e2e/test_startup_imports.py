@@ -66,7 +66,7 @@ def test_initialize_is_answered_before_asyncio_sqlite3_or_aiosqlite_are_imported
 ) -> None:
     _send(traced, INITIALIZE)
     before = _imports_until_answer(traced, 1)
-    assert "magnotia_mcp.server" in before  # the trace does show what start-up imports
+    assert "magnotia_mcp.protocol.server" in before  # the trace does show what start-up imports
     assert not [m for m in before if m in HEAVY], before
     # The same trace catches them once a call needs the store: the check can fail.
     _send(traced, CALL)
@@ -81,7 +81,7 @@ def test_serving_on_stdio_imports_nothing_of_http_doctor_or_install(traced: subp
     _send(traced, CALL)
     imported += _imports_until_answer(traced, 2)
     assert "magnotia_mcp.cli.serve" in imported  # the trace shows the command line's modules
-    # By name, wherever the package keeps them: magnotia_mcp.http or magnotia_mcp.transport.http.app alike.
+    # By name, wherever the package keeps them: magnotia_mcp.transport.http.app or any module under it.
     others = {"http", "bearer", "doctor", "install", "serve_http"}
     unneeded = [m for m in imported if m.startswith("magnotia_mcp.") and others & set(m.split("."))]
     unneeded += [m for m in imported if m.split(".")[0] in ("uvicorn", "h11")]

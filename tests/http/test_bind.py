@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from magnotia_mcp.http import is_loopback, parse_bind
+from magnotia_mcp.transport.http.app import is_loopback, parse_bind
 
 
 @pytest.mark.parametrize(

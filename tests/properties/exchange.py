@@ -22,8 +22,8 @@ from tests.support.server import ServerProcess, is_notification
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 INTERNAL_ERROR = -32603
-MAX_BATCH = 16  # a longer batch is refused whole (src/magnotia_mcp/server.py)
-BATCH_REVISION = "2025-03-26"  # the only revision with JSON-RPC batches (src/magnotia_mcp/revisions.py)
+MAX_BATCH = 16  # a longer batch is refused whole (src/magnotia_mcp/protocol/server.py)
+BATCH_REVISION = "2025-03-26"  # the only revision with JSON-RPC batches (src/magnotia_mcp/protocol/revisions.py)
 # JSON nested this deep may hit the server's recursion limit: a parse error is then an acceptable answer.
 DEEP = 900
 PING_PREFIX = "props-ping-"

@@ -14,7 +14,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from magnotia_mcp import cursors
+from magnotia_mcp.args import cursors
 from tests.properties.exchange import on_the_wire
 from tests.support.protocol import MODERN, REVISIONS, TOOL_NAMES, URI_PREFIX, modern_meta
 

@@ -26,7 +26,7 @@ import pytest
 from hypothesis import event, example, given
 from hypothesis import strategies as st
 
-from magnotia_mcp import cursors
+from magnotia_mcp.args import cursors
 from magnotia_mcp.tools.catalog import TOOLS
 from tests.properties.conftest import Servers, Stores, budget
 from tests.properties.corpus import LIVE_IDS, TRASHED_IDS, WORDS

@@ -1,4 +1,4 @@
-"""magnotia_mcp.arguments: tool arguments checked against the tools' own input schemas, and times."""
+"""magnotia_mcp.args.checks: tool arguments checked against the tools' own input schemas, and times."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from magnotia_mcp.arguments import (
+from magnotia_mcp.args.checks import (
     HANDLED_TYPES,
     UnsupportedSchema,
     parse_time,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from magnotia_mcp.connections import peer_of
+from magnotia_mcp.transport.http.connections import peer_of
 
 
 @pytest.mark.parametrize(

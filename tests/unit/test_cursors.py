@@ -1,10 +1,10 @@
-"""magnotia_mcp.cursors: opaque page cursors that round-trip and refuse edits and forgeries."""
+"""magnotia_mcp.args.cursors: opaque page cursors that round-trip and refuse edits and forgeries."""
 
 from __future__ import annotations
 
 import pytest
 
-from magnotia_mcp import cursors
+from magnotia_mcp.args import cursors
 from magnotia_mcp.errors import InvalidArguments
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from magnotia_mcp.hostcheck import HostCheck, split_authority
+from magnotia_mcp.transport.http.hostcheck import HostCheck, split_authority
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""magnotia_mcp.jsonrpc: decoding one line, checking the envelope, encoding one line."""
+"""magnotia_mcp.protocol.jsonrpc: decoding one line, checking the envelope, encoding one line."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from magnotia_mcp import jsonrpc
 from magnotia_mcp.errors import PARSE_ERROR, InvalidParams, InvalidRequest, ParseError
+from magnotia_mcp.protocol import jsonrpc
 
 
 @pytest.mark.parametrize(

@@ -1,11 +1,11 @@
-"""magnotia_mcp.lines: cutting the input stream into bounded lines, and writing whole lines out."""
+"""magnotia_mcp.transport.stdio.lines: cutting the input stream into bounded lines, and writing whole lines out."""
 
 from __future__ import annotations
 
 import os
 import threading
 
-from magnotia_mcp.lines import MAX_LINE_BYTES, LineSplitter, LineWriter
+from magnotia_mcp.transport.stdio.lines import MAX_LINE_BYTES, LineSplitter, LineWriter
 
 
 def test_line_splitter_reassembles_lines_split_across_chunks() -> None:

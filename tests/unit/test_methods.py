@@ -1,4 +1,4 @@
-"""magnotia_mcp.methods: the method table, and what each method's result has in each revision.
+"""magnotia_mcp.protocol.methods: the method table, and what each method's result has in each revision.
 
 Requests go through ``Server.submit`` on ``new_server``, as a client's would.
 Which revisions have which feature is asserted once, in test_revisions; here
@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from magnotia_mcp import revisions
 from magnotia_mcp.errors import INVALID_PARAMS, METHOD_NOT_FOUND
-from magnotia_mcp.methods import METHODS, STATIC_TTL_MS
-from magnotia_mcp.revisions import KNOWN, has
-from magnotia_mcp.server import DEFERRED, META_SERVER_INFO, SERVER_TITLE
+from magnotia_mcp.protocol import revisions
+from magnotia_mcp.protocol.methods import METHODS, STATIC_TTL_MS
+from magnotia_mcp.protocol.revisions import KNOWN, has
+from magnotia_mcp.protocol.server import DEFERRED, META_SERVER_INFO, SERVER_TITLE
 from magnotia_mcp.store.pool import Store
 from tests.support.storefactory import StoreBuilder
 from tests.unit.wire import Message, Outbox, Session, answer_now, error_code, exchange, frame, only, result_of

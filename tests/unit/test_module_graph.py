@@ -60,8 +60,8 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_the_graph_is_read_from_every_module() -> None:
     graph = _graph()
-    assert {"magnotia_mcp.server", "magnotia_mcp.store.pool", "magnotia_mcp.tools.catalog"} <= set(graph)
-    assert "magnotia_mcp.server" in graph["magnotia_mcp.methods"]
+    assert {"magnotia_mcp.protocol.server", "magnotia_mcp.store.pool", "magnotia_mcp.tools.catalog"} <= set(graph)
+    assert "magnotia_mcp.protocol.server" in graph["magnotia_mcp.protocol.methods"]
 
 
 def test_imports_have_no_cycle() -> None:
@@ -75,7 +75,12 @@ def test_a_cycle_is_found_when_there_is_one() -> None:
 def test_transport_and_dispatcher_know_nothing_of_tools_or_sql() -> None:
     """server and the transports reach tools and the store only through the method table they are given."""
     graph = _graph()
-    for module in ("magnotia_mcp.server", "magnotia_mcp.stdio", "magnotia_mcp.prelude", "magnotia_mcp.jsonrpc"):
-        reached = {m for m in graph[module] if m.startswith(("magnotia_mcp.tools", "magnotia_mcp.methods"))}
+    for module in (
+        "magnotia_mcp.protocol.server",
+        "magnotia_mcp.transport.stdio.loop",
+        "magnotia_mcp.transport.stdio.prelude",
+        "magnotia_mcp.protocol.jsonrpc",
+    ):
+        reached = {m for m in graph[module] if m.startswith(("magnotia_mcp.tools", "magnotia_mcp.protocol.methods"))}
         reached |= {m for m in graph[module] if m.startswith("magnotia_mcp.store.") and m != "magnotia_mcp.store.pool"}
         assert not reached, (module, reached)

@@ -1,4 +1,4 @@
-"""magnotia_mcp.prelude: stdout kept for the protocol, and the first lines answered before the event loop."""
+"""transport.stdio.prelude: stdout kept for the protocol, and the first lines answered before the event loop."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from magnotia_mcp.methods import new_server
-from magnotia_mcp.prelude import answer_first_messages
+from magnotia_mcp.protocol.methods import new_server
+from magnotia_mcp.transport.stdio.prelude import answer_first_messages
 from tests.unit.wire import frame, never_opened, notification, request
 
 
@@ -19,7 +19,7 @@ def test_a_stray_print_after_claiming_stdout_goes_to_stderr() -> None:
     """Once stdout is claimed, print() and writes to fd 1 land on stderr; only the protocol fd reaches stdout."""
     code = (
         "import os, sys\n"
-        "from magnotia_mcp.prelude import claim_stdout\n"
+        "from magnotia_mcp.transport.stdio.prelude import claim_stdout\n"
         "fd = claim_stdout()\n"
         "print('stray print')\n"
         "sys.stdout.write('stray write\\n'); sys.stdout.flush()\n"

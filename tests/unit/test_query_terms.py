@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from magnotia_mcp.querylang import Query, fold, parse
+from magnotia_mcp.search.querylang import Query, fold, parse
 from tests.support.fts_reference import DOCS, load, rowids
 
 

@@ -1,4 +1,4 @@
-"""magnotia_mcp.querylang: the search language, judged against SQLite's own FTS5 (unicode61) as the reference.
+"""magnotia_mcp.search.querylang: the search language, judged against SQLite's own FTS5 (unicode61) as the reference.
 
 A real in-memory FTS5 table with the store's tokenizer answers what a query
 means; scan-mode matching (``Query.matches`` over ``fold``ed text) must agree.
@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from magnotia_mcp.querylang import _FOLD, _LATIN_BLOCKS_END, fold, parse, snippet
+from magnotia_mcp.search.querylang import _FOLD, _LATIN_BLOCKS_END, fold, parse, snippet
 from tests.support.fts_reference import DOCS, TOKENIZER, load, rowids
 from tests.unit.texts import WINDOW_TEXTS
 

@@ -1,4 +1,4 @@
-"""magnotia_mcp.revisions: which protocol revision has which feature.
+"""magnotia_mcp.protocol.revisions: which protocol revision has which feature.
 
 This file is the one place at unit level that says which revisions have each
 feature in ``revisions.FEATURES``, written per revision from the specification
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from magnotia_mcp import revisions
-from magnotia_mcp.revisions import FEATURES, KNOWN, LATEST_LEGACY, LEGACY, MODERN, has
+from magnotia_mcp.protocol import revisions
+from magnotia_mcp.protocol.revisions import FEATURES, KNOWN, LATEST_LEGACY, LEGACY, MODERN, has
 
 _INITIALIZE_ERA = {"handshake", "ping"}
 _SINCE_2025_03_26 = {"tool_annotations", "completions_capability", "progress_message"}

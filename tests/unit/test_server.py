@@ -1,4 +1,4 @@
-"""magnotia_mcp.server: the dispatcher, from one framed line to the lines it sends back.
+"""magnotia_mcp.protocol.server: the dispatcher, from one framed line to the lines it sends back.
 
 Every test goes through ``Server.submit``, the one entry point a transport uses.
 Most use the real method table (``methods.new_server``) on a store factory that
@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from magnotia_mcp import revisions
 from magnotia_mcp.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -25,9 +24,10 @@ from magnotia_mcp.errors import (
     RESOURCE_NOT_FOUND,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from magnotia_mcp.methods import new_server
-from magnotia_mcp.revisions import KNOWN, has
-from magnotia_mcp.server import (
+from magnotia_mcp.protocol import revisions
+from magnotia_mcp.protocol.methods import new_server
+from magnotia_mcp.protocol.revisions import KNOWN, has
+from magnotia_mcp.protocol.server import (
     DEFERRED,
     META_CAPABILITIES,
     META_SERVER_INFO,

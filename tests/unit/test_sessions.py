@@ -9,7 +9,7 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from magnotia_mcp.sessions import Sessions
+from magnotia_mcp.transport.http.sessions import Sessions
 
 LIMIT = 4
 IDS = [f"s{n}" for n in range(8)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from magnotia_mcp.speakers import speaker_key, speaker_matches
+from magnotia_mcp.search.speakers import speaker_key, speaker_matches
 
 
 @pytest.mark.parametrize(

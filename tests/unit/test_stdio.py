@@ -1,4 +1,4 @@
-"""magnotia_mcp.stdio: the bounds on work in flight, in process, over real pipes, with a method table of our own.
+"""transport.stdio.loop: the bounds on work in flight, in process, over real pipes, with a method table of our own.
 
 ``serve`` runs on the test's loop; the client's ends of the pipes are non-blocking
 and read or written from the same loop. Handlers here never touch a store or a
@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from magnotia_mcp.jsonrpc import JSON
-from magnotia_mcp.server import Method, Request, Server
-from magnotia_mcp.stdio import MAX_LINE_BYTES, MAX_PENDING, OUTPUT_HIGH, serve
+from magnotia_mcp.protocol.jsonrpc import JSON
+from magnotia_mcp.protocol.server import Method, Request, Server
+from magnotia_mcp.transport.stdio.loop import MAX_LINE_BYTES, MAX_PENDING, OUTPUT_HIGH, serve
 from tests.unit.wire import frame, never_opened, notification, request
 
 if sys.platform != "win32":

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from magnotia_mcp.errors import ToolError
-from magnotia_mcp.querylang import parse
+from magnotia_mcp.search.querylang import parse
 from magnotia_mcp.store import layouts, search, transcripts
 from magnotia_mcp.store.layouts import Placement
 from magnotia_mcp.store.pool import Reader

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from magnotia_mcp.querylang import fold, parse
+from magnotia_mcp.search.querylang import fold, parse
 from magnotia_mcp.store import plans, ranking
 from magnotia_mcp.store.pool import Reader
 from magnotia_mcp.store.search import Sort, search_transcripts
@@ -417,7 +417,7 @@ def test_a_bounded_ranking_of_partial_matches_agrees_in_both_modes(
 
 # unicode61 takes as token characters the emoji newer than its Unicode tables (U+1F3FD, U+1F914...)
 # and private-use characters, which Python's \w does not. The scan counts tokens with SQLite's own
-# separator table (magnotia_mcp.unicode61), so lengths and BM25 agree; it still matches with Python's
+# separator table (magnotia_mcp.search.unicode61), so lengths and BM25 agree; it still matches with Python's
 # classes (patterns built on the table cost 10x to compile), so a word glued to such a character is
 # found by the scan and not by the index: a known limit, pinned here.
 GLUED = "the scan matches with Python's letters: a word glued to an emoji or private-use character is found"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from magnotia_mcp.querylang import parse
+from magnotia_mcp.search.querylang import parse
 from magnotia_mcp.store import plans, search
 from magnotia_mcp.store.pool import Reader
 from tests.support.readers import open_reader

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from magnotia_mcp.throttle import Throttle
+from magnotia_mcp.transport.http.throttle import Throttle
 
 
 class Clock:

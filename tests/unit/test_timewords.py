@@ -1,4 +1,4 @@
-"""magnotia_mcp.timewords: everyday time words, resolved in a time zone at a fixed now.
+"""magnotia_mcp.args.timewords: everyday time words, resolved in a time zone at a fixed now.
 
 No test reads the wall clock: every call passes ``now``. Zones are IANA zones
 from the system's database (a test skips where a zone is missing) or the
@@ -18,10 +18,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from magnotia_mcp import timewords
-from magnotia_mcp.arguments import resolve_time, time_range
+from magnotia_mcp.args import timewords
+from magnotia_mcp.args.checks import resolve_time, time_range
+from magnotia_mcp.args.timewords import ACCEPTED, UnknownZone, Zone, load_zone, system_zone, use_zone
 from magnotia_mcp.errors import InvalidArguments
-from magnotia_mcp.timewords import ACCEPTED, UnknownZone, Zone, load_zone, system_zone, use_zone
 from magnotia_mcp.tools.schema import TIME_HELP
 
 UTC = timezone.utc
@@ -401,11 +401,11 @@ def test_rfc_3339_never_imports_the_grammar_and_words_import_no_zone_database() 
     """The fast path stays in arguments; a word in the system's zone needs timewords but not zoneinfo."""
     script = (
         "import sys\n"
-        "from magnotia_mcp.arguments import time_range\n"
+        "from magnotia_mcp.args.checks import time_range\n"
         "time_range({'since': '2026-05-09', 'until': '2026-05-09T10:00:00+02:00'})\n"
-        "print('magnotia_mcp.timewords' in sys.modules, 'zoneinfo' in sys.modules)\n"
+        "print('magnotia_mcp.args.timewords' in sys.modules, 'zoneinfo' in sys.modules)\n"
         "time_range({'since': 'last week', 'until': '2026-11'})\n"
-        "print('magnotia_mcp.timewords' in sys.modules, 'zoneinfo' in sys.modules)\n"
+        "print('magnotia_mcp.args.timewords' in sys.modules, 'zoneinfo' in sys.modules)\n"
     )
     env = {k: v for k, v in os.environ.items() if k not in ("TZ", "MAGNOTIA_TZ")}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from magnotia_mcp.arguments import HANDLED_TYPES, validate
+from magnotia_mcp.args.checks import HANDLED_TYPES, validate
 from magnotia_mcp.errors import InvalidArguments
-from magnotia_mcp.revisions import KNOWN, LATEST_LEGACY, has
+from magnotia_mcp.protocol.revisions import KNOWN, LATEST_LEGACY, has
 from magnotia_mcp.store.pool import Store
 from magnotia_mcp.text import result_text
 from magnotia_mcp.tools.base import ANNOTATIONS, Tool, ToolContext

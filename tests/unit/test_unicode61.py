@@ -1,7 +1,7 @@
 """unicode61: the separator table the scan cuts text with is the one of the SQLite in use.
 
 If this fails after a SQLite upgrade, regenerate the table: ``python devtools/unicode61.py >
-src/magnotia_mcp/unicode61.py`` (the scan and the index would otherwise cut text differently).
+src/magnotia_mcp/search/unicode61.py`` (the scan and the index would otherwise cut text differently).
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import importlib.util
 import sqlite3
 from pathlib import Path
 
-from magnotia_mcp.tokens import token_count
-from magnotia_mcp.unicode61 import SEPARATORS
+from magnotia_mcp.search.tokens import token_count
+from magnotia_mcp.search.unicode61 import SEPARATORS
 
 GENERATOR = Path(__file__).resolve().parents[2] / "devtools" / "unicode61.py"
 

@@ -11,9 +11,9 @@ import asyncio
 import json
 from typing import Any
 
-from magnotia_mcp import revisions
-from magnotia_mcp.methods import new_server
-from magnotia_mcp.server import META_CAPABILITIES, META_VERSION, Server
+from magnotia_mcp.protocol import revisions
+from magnotia_mcp.protocol.methods import new_server
+from magnotia_mcp.protocol.server import META_CAPABILITIES, META_VERSION, Server
 from magnotia_mcp.store.pool import Store
 
 Message = dict[str, Any]

@@ -31,7 +31,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    from magnotia_mcp.doctor import run_doctor
+    from magnotia_mcp.cli.doctor import run_doctor
 
     return run_doctor(args.db, demo=args.demo, as_json=args.json)
 

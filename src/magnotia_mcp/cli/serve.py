@@ -36,7 +36,7 @@ def _use_time_zone(flag: str | None) -> bool:
     zone, origin = (flag, "--timezone") if flag else (os.environ.get("MAGNOTIA_TZ"), "MAGNOTIA_TZ")
     if not zone:
         return True
-    from magnotia_mcp.timewords import UnknownZone, use_zone
+    from magnotia_mcp.args.timewords import UnknownZone, use_zone
 
     try:
         use_zone(zone)
@@ -47,8 +47,8 @@ def _use_time_zone(flag: str | None) -> bool:
 
 
 def _serve_stdio(db: str | None, demo: bool, call_timeout: float) -> int:
-    from magnotia_mcp.methods import new_server
-    from magnotia_mcp.prelude import answer_first_messages, claim_stdout
+    from magnotia_mcp.protocol.methods import new_server
+    from magnotia_mcp.transport.stdio.prelude import answer_first_messages, claim_stdout
 
     out_fd = claim_stdout()  # before the sample store is built: nothing but MCP messages reaches stdout
     try:
@@ -61,7 +61,7 @@ def _serve_stdio(db: str | None, demo: bool, call_timeout: float) -> int:
                     return 0  # stdin ended before anything needed the loop
                 import asyncio
 
-                from magnotia_mcp.stdio import serve
+                from magnotia_mcp.transport.stdio.loop import serve
 
                 return asyncio.run(serve(server, stdin_fd, out_fd, leftover))
             except KeyboardInterrupt:

@@ -13,7 +13,7 @@ from magnotia_mcp import log
 from magnotia_mcp.cli.storesource import NoStoreLocation, served_store
 
 if TYPE_CHECKING:
-    from magnotia_mcp.http import Settings
+    from magnotia_mcp.transport.http.app import Settings
 
 
 class Unusable(Exception):
@@ -23,11 +23,11 @@ class Unusable(Exception):
 def serve_http(args: argparse.Namespace) -> int:
     """Serve until SIGTERM or SIGINT (exit 0); 2, with one line on stderr, when an option cannot be used."""
     try:
-        from magnotia_mcp import http
+        from magnotia_mcp.transport.http import app as http
     except ImportError as exc:  # uvicorn missing
         log.error(f"--http needs the optional dependency: pip install 'magnotia-mcp[http]' ({exc})")
         return 2
-    from magnotia_mcp.methods import new_server
+    from magnotia_mcp.protocol.methods import new_server
 
     call_timeout: float = args.call_timeout
     try:
@@ -42,7 +42,7 @@ def serve_http(args: argparse.Namespace) -> int:
 
 def _settings(args: argparse.Namespace) -> Settings:
     """What the transport is told: bind address, token and limits."""
-    from magnotia_mcp import http
+    from magnotia_mcp.transport.http import app as http
 
     try:
         host, port = http.parse_bind(args.http)
@@ -66,8 +66,8 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 def _token(no_auth: bool, token_file: str | None, host: str) -> str | None:
     """The bearer token requests must carry; None with --no-auth, which only a loopback host may use."""
-    from magnotia_mcp.bearer import TokenError, load_token
-    from magnotia_mcp.http import is_loopback
+    from magnotia_mcp.transport.http.app import is_loopback
+    from magnotia_mcp.transport.http.bearer import TokenError, load_token
 
     if no_auth:
         if not is_loopback(host):

@@ -19,7 +19,7 @@ import json
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from magnotia_mcp.querylang import Query, sql_match
+from magnotia_mcp.search.querylang import Query, sql_match
 
 if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio and sqlite3
     import sqlite3

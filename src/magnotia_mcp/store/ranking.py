@@ -28,8 +28,8 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from magnotia_mcp import tokens
-from magnotia_mcp.querylang import Query, fold, parse_cached
+from magnotia_mcp.search import tokens
+from magnotia_mcp.search.querylang import Query, fold, parse_cached
 from magnotia_mcp.store.plans import Filters, query_text, scan, where
 
 if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio and sqlite3

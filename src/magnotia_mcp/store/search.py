@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from magnotia_mcp.querylang import Query, fold, parse_cached, snippet
-from magnotia_mcp.speakers import speaker_key
+from magnotia_mcp.search.querylang import Query, fold, parse_cached, snippet
+from magnotia_mcp.search.speakers import speaker_key
 from magnotia_mcp.store import layouts
 from magnotia_mcp.store.plans import SCAN_BATCH, Filters, fts_in_order, query_text, scan_in_order, where
 from magnotia_mcp.store.ranking import (

@@ -6,9 +6,9 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from magnotia_mcp.arguments import validate
+from magnotia_mcp.args.checks import validate
 from magnotia_mcp.errors import CallTimeout, ToolError
-from magnotia_mcp.revisions import has
+from magnotia_mcp.protocol.revisions import has
 from magnotia_mcp.text import result_text
 
 if TYPE_CHECKING:

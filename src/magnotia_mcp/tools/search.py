@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from magnotia_mcp import cursors
-from magnotia_mcp.arguments import time_range
+from magnotia_mcp.args import cursors
+from magnotia_mcp.args.checks import time_range
 from magnotia_mcp.budget import fit_page
 from magnotia_mcp.errors import InvalidArguments
 from magnotia_mcp.tools import schema
@@ -15,7 +15,7 @@ from magnotia_mcp.tools.base import Tool, ToolContext
 async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     # Imported on the first search, not at start-up: the query language and the
     # search plans are a dozen modules that answering initialize does not need.
-    from magnotia_mcp.querylang import parse
+    from magnotia_mcp.search.querylang import parse
     from magnotia_mcp.store.search import search_transcripts
 
     query = parse(args["query"])

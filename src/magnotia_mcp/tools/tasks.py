@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from magnotia_mcp import cursors
-from magnotia_mcp.arguments import time_range
+from magnotia_mcp.args import cursors
+from magnotia_mcp.args.checks import time_range
 from magnotia_mcp.budget import fit_page
 from magnotia_mcp.tools import schema
 from magnotia_mcp.tools.base import Tool, ToolContext

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from magnotia_mcp import cursors
-from magnotia_mcp.arguments import time_range
+from magnotia_mcp.args import cursors
+from magnotia_mcp.args.checks import time_range
 from magnotia_mcp.budget import answer_cost, fit_page, prefix_within, squeeze, string_cost
 from magnotia_mcp.errors import InvalidArguments
 from magnotia_mcp.text import window_end

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from magnotia_mcp import __version__, jsonrpc, log, revisions
+from magnotia_mcp import __version__, log
 from magnotia_mcp.errors import (
     InvalidParams,
     InvalidRequest,
@@ -25,8 +25,9 @@ from magnotia_mcp.errors import (
     ResourceNotFound,
     UnsupportedProtocolVersion,
 )
-from magnotia_mcp.jsonrpc import JSON, RequestId
-from magnotia_mcp.revisions import has
+from magnotia_mcp.protocol import jsonrpc, revisions
+from magnotia_mcp.protocol.jsonrpc import JSON, RequestId
+from magnotia_mcp.protocol.revisions import has
 
 if TYPE_CHECKING:
     import asyncio

@@ -16,8 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from magnotia_mcp import __version__
-from magnotia_mcp.bearer import ENV_VAR as TOKEN_ENV_VAR
-from magnotia_mcp.bearer import inspect_token, saved_token_path
 from magnotia_mcp.errors import StoreError
 from magnotia_mcp.install import edit
 from magnotia_mcp.install.hosts import HOSTS, config_path
@@ -25,6 +23,8 @@ from magnotia_mcp.install.jsonc import NotEditable
 from magnotia_mcp.install.launch import DEFAULT_IMAGE, running_channel, server_argv
 from magnotia_mcp.paths import resolve_db_path
 from magnotia_mcp.store.opening import describe
+from magnotia_mcp.transport.http.bearer import ENV_VAR as TOKEN_ENV_VAR
+from magnotia_mcp.transport.http.bearer import inspect_token, saved_token_path
 
 NAME = "magnotia"
 

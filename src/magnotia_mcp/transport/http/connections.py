@@ -35,7 +35,7 @@ from typing import Protocol
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from magnotia_mcp.throttle import Throttle
+from magnotia_mcp.transport.http.throttle import Throttle
 
 if sys.platform != "win32":  # Windows: sockets are handles, not bounded by an RLIMIT_NOFILE
     import resource

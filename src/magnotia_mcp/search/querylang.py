@@ -22,9 +22,9 @@ from functools import lru_cache
 from itertools import combinations
 from typing import NamedTuple
 
-from magnotia_mcp.stemming import guess_language, stem_prefix
-from magnotia_mcp.stopwords import WORDS
-from magnotia_mcp.tokens import DROPPED_MARKS, IN_TOKEN, MARK, MARKS_RE, SEPARATOR_RUN, TOKEN_CHAR, TOKEN_RE
+from magnotia_mcp.search.stemming import guess_language, stem_prefix
+from magnotia_mcp.search.stopwords import WORDS
+from magnotia_mcp.search.tokens import DROPPED_MARKS, IN_TOKEN, MARK, MARKS_RE, SEPARATOR_RUN, TOKEN_CHAR, TOKEN_RE
 
 _CHUNK_RE = re.compile(r'"([^"]*)"(\*?)|"|[^\s"]+')
 _APOSTROPHES = re.compile("['\u2018\u2019\u02bc]")

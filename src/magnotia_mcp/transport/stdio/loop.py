@@ -31,10 +31,10 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from magnotia_mcp import jsonrpc
 from magnotia_mcp.errors import InvalidRequest
-from magnotia_mcp.lines import MAX_LINE_BYTES, LineSplitter, LineWriter
-from magnotia_mcp.server import DEFERRED, Server
+from magnotia_mcp.protocol import jsonrpc
+from magnotia_mcp.protocol.server import DEFERRED, Server
+from magnotia_mcp.transport.stdio.lines import MAX_LINE_BYTES, LineSplitter, LineWriter
 
 __all__ = ["MAX_LINE_BYTES", "MAX_PENDING", "OUTPUT_HIGH", "serve"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from magnotia_mcp.unicode61 import SEPARATORS
+from magnotia_mcp.search.unicode61 import SEPARATORS
 
 
 def _ranges(ranges: Iterable[tuple[int, int]]) -> str:
@@ -21,7 +21,7 @@ def _ranges(ranges: Iterable[tuple[int, int]]) -> str:
 
 
 # What SQLite's unicode61 cuts text at: in ASCII all but letters and digits, above it its own
-# table (magnotia_mcp.unicode61); everything else (letters, digits, marks, most emoji...) is
+# table (magnotia_mcp.search.unicode61); everything else (letters, digits, marks, most emoji...) is
 # part of a token. The scan counts tokens with it, so its BM25 statistics (each text's length,
 # the average length) are the index's. Lone surrogates are not text: separators too.
 # Python's regex engine checks a class of BMP ranges in one step, but goes through a list of

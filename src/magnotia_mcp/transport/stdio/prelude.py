@@ -15,8 +15,8 @@ from __future__ import annotations
 import os
 import sys
 
-from magnotia_mcp.lines import LineWriter
-from magnotia_mcp.server import DEFERRED, Server
+from magnotia_mcp.protocol.server import DEFERRED, Server
+from magnotia_mcp.transport.stdio.lines import LineWriter
 
 _FIRST_READ = 1 << 16
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from magnotia_mcp.errors import InvalidArguments
 
 if TYPE_CHECKING:
-    from magnotia_mcp.timewords import Zone
+    from magnotia_mcp.args.timewords import Zone
 
 HANDLED_TYPES = ("integer", "string", "boolean")
 
@@ -147,7 +147,7 @@ def resolve_time(name: str, value: str, *, end: bool, now: datetime | None = Non
     m = _TIME.fullmatch(value.strip())
     if m is not None:
         return _rfc3339(name, value, m)
-    from magnotia_mcp import timewords  # noqa: PLC0415  (words only: RFC 3339 needs none of it)
+    from magnotia_mcp.args import timewords  # noqa: PLC0415  (words only: RFC 3339 needs none of it)
 
     return store_text(name, value, timewords.resolve(name, value, end=end, now=now, zone=zone))
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from functools import cache, lru_cache
 from typing import Any
 
-from magnotia_mcp.stopwords import BY_LANGUAGE
+from magnotia_mcp.search.stopwords import BY_LANGUAGE
 
 LANGUAGES = tuple(BY_LANGUAGE)
 # Shorter prefixes match too much ("pl*" for "plans"); words this short are left whole.

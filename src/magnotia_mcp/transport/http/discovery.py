@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import json
 
-from magnotia_mcp import jsonrpc
 from magnotia_mcp.errors import InvalidRequest
+from magnotia_mcp.protocol import jsonrpc
 
 # No paths in it: Claude Code shows "[redacted]" for anything that looks like one.
 FIX = (

@@ -45,7 +45,7 @@ from urllib.parse import parse_qsl
 
 import uvicorn
 
-from magnotia_mcp import __version__, connections, discovery, jsonrpc, log, revisions, throttle
+from magnotia_mcp import __version__, log
 from magnotia_mcp.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -56,12 +56,14 @@ from magnotia_mcp.errors import (
     InvalidRequest,
     ProtocolError,
 )
-from magnotia_mcp.hostcheck import HostCheck, is_loopback
-from magnotia_mcp.jsonrpc import JSON, RequestId
-from magnotia_mcp.lines import MAX_LINE_BYTES
-from magnotia_mcp.server import META_VERSION, Server
-from magnotia_mcp.sessions import Sessions
-from magnotia_mcp.stdio import MAX_PENDING
+from magnotia_mcp.protocol import jsonrpc, revisions
+from magnotia_mcp.protocol.jsonrpc import JSON, RequestId
+from magnotia_mcp.protocol.server import META_VERSION, Server
+from magnotia_mcp.transport.http import connections, discovery, throttle
+from magnotia_mcp.transport.http.hostcheck import HostCheck, is_loopback
+from magnotia_mcp.transport.http.sessions import Sessions
+from magnotia_mcp.transport.stdio.lines import MAX_LINE_BYTES
+from magnotia_mcp.transport.stdio.loop import MAX_PENDING
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

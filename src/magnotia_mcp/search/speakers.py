@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from magnotia_mcp.querylang import fold
+from magnotia_mcp.search.querylang import fold
 
 
 def speaker_key(label: str) -> str:
