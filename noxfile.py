@@ -60,7 +60,7 @@ def props(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff (lint + format check) and mypy --strict; the GitHub workflows with zizmor and actionlint."""
     install_project(session, "lint")
-    python_dirs = ("src", "tests", "packaging", "devtools", "scripts", "benchmarks", ".github/scripts")
+    python_dirs = ("src", "tests", "devkit", "packaging", "devtools", "scripts", "benchmarks", ".github/scripts")
     session.run("ruff", "check", *python_dirs, "noxfile.py")
     session.run("ruff", "format", "--check", *python_dirs, "noxfile.py")
     session.run("mypy", "--strict", *python_dirs)

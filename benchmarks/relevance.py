@@ -22,11 +22,11 @@ from measure import log
 from report import summary
 
 # benchmarks/ is not a package: `python benchmarks/run.py` puts only this directory on sys.path.
-# The judged set has one source of truth, tests/support/relevance.py (tests/e2e judges the server
+# The judged set has one source of truth, devkit/relevance.py (tests/e2e judges the server
 # with the same stores, queries and metrics), so the repository root goes on sys.path to import it.
 if str(generate.REPO_DIR) not in sys.path:
     sys.path.insert(0, str(generate.REPO_DIR))
-from tests.support import relevance as judged
+from devkit import relevance as judged
 
 KINDS = judged.KINDS
 MODES = judged.MODES
@@ -98,7 +98,7 @@ def measure(servers: Iterable[tuple[str, list[str], dict[str, str]]], timeout: f
             variants.append({"label": label, "modes": modes})
             log(f"  [{label}] relevance · " + " · ".join(line(mode, m) for mode, m in modes.items()))
     return {
-        "set": "tests/support/relevance.py",
+        "set": "devkit/relevance.py",
         "transcripts": len(judged.DOCUMENTS),
         "topics": len(judged.TOPICS),
         "queries": {kind: sum(1 for q in judged.QUERIES if q.kind == kind) for kind in KINDS},

@@ -12,7 +12,7 @@ server the way a host drives it: raw JSON lines over the child's stdin/stdout.
   scan mode  at 10k (full runs only, first server only): a sample of the same
              searches against a copy of the store without its full-text tables
              (mode "scan"; each search reads every transcript, seconds at 10k)
-  relevance  the judged set of tests/support/relevance.py on its own small stores,
+  relevance  the judged set of devkit/relevance.py on its own small stores,
              with and without the full-text index: MRR and recall@5 of keyword-
              and question-style queries, and those searches' round trips
   pings      pipelined `ping` requests per second (all written before any read)

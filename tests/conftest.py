@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from devkit.storefactory import StoreBuilder
 from tests.support.server import Launcher
-from tests.support.storefactory import StoreBuilder
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -31,11 +31,11 @@ from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import PromptReference, ResourceTemplateReference
 
+from devkit.storefactory import StoreBuilder, ts
 from tests.clients.helpers import tapped, validate_tap_dir
 from tests.support.protocol import MODERN, PROMPT_NAMES, TOOL_NAMES, URI_PREFIX, URI_TEMPLATE
 from tests.support.sample import Sample, build_sample
 from tests.support.server import Launcher
-from tests.support.storefactory import StoreBuilder, ts
 
 T = TypeVar("T")
 TIMEOUT = 60.0

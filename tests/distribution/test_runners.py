@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 import magnotia_mcp
+from devkit.storefactory import StoreBuilder
 from tests.support.server import ServerProcess, check_clean_exit
-from tests.support.storefactory import StoreBuilder
 
 INSTALL_TIMEOUT = 600  # a cold cache fetches the dependencies from the registry
 

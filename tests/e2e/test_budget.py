@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
+from devkit.storefactory import StoreBuilder, ts
 from tests.support.protocol import LATEST_LEGACY
 from tests.support.server import ServerProcess, SharedServers
-from tests.support.storefactory import StoreBuilder, ts
 
 DEFAULT_TOKENS = 8_000
 HARD_CAP = 20_000

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from devkit.storefactory import StoreBuilder
 from tests.support.server import Launcher, ServerProcess
-from tests.support.storefactory import StoreBuilder
 
 # What each command takes, as its --help must name it: the options a person may give it, and no other.
 EVERY = ("--db", "--log-level")

@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
+from devkit.storefactory import StoreBuilder
 from tests.support.protocol import MODERN, modern_meta
 from tests.support.server import ServerProcess
-from tests.support.storefactory import StoreBuilder
 
 pytestmark = pytest.mark.slow
 

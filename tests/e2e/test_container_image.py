@@ -25,10 +25,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from devkit.storefactory import StoreBuilder
 from tests.http.conftest import HttpServer, free_port
 from tests.support.sample import build_sample
 from tests.support.server import Launcher, ServerProcess, check_clean_exit
-from tests.support.storefactory import StoreBuilder
 
 NAME = "app.magnotia/magnotia-mcp"
 NewStore = Callable[..., StoreBuilder]

@@ -25,9 +25,9 @@ from typing import Any
 
 import pytest
 
+from devkit.storefactory import StoreBuilder
 from tests.support.hosts import BY_KEY, COMMENTS, EXISTING, KEYS, linux_path
 from tests.support.server import Launcher, ServerProcess
-from tests.support.storefactory import StoreBuilder
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTS = KEYS  # every per-host test runs once per row of tests/support/hosts.py

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
+from devkit.storefactory import StoreBuilder, ts
 from tests.support.app import App
 from tests.support.server import Launcher, ServerProcess
-from tests.support.storefactory import StoreBuilder, ts
 
 Start = Callable[..., ServerProcess]
 NewStore = Callable[..., StoreBuilder]

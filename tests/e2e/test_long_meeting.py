@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from devkit.storefactory import StoreBuilder, ts
 from tests.support.protocol import LATEST_LEGACY
 from tests.support.server import ServerProcess, SharedServers
-from tests.support.storefactory import StoreBuilder, ts
 
 MEETING = "00000000-0000-4000-8000-00000000000a"
 SEGMENTS = 3_000

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
+from devkit.storefactory import StoreBuilder
 from tests.support.server import Launcher, ServerProcess
-from tests.support.storefactory import StoreBuilder
 
 ASCII_LOCALE = {"LANG": "C", "LC_ALL": "C", "LC_CTYPE": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
 TITLE = "Réunion d'été — Zürich ☕"

@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
+from devkit.storefactory import StoreBuilder, ts
 from magnotia_mcp.transport.stdio.loop import MAX_LINE_BYTES
 from tests.support.protocol import LEGACY
 from tests.support.server import Launcher, ServerProcess, SharedServers
-from tests.support.storefactory import StoreBuilder, ts
 from tests.support.wire_schema import validate_server_message
 
 Start = Callable[..., ServerProcess]

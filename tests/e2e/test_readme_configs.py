@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from devkit.storefactory import StoreBuilder
 from tests.support.server import ServerProcess
-from tests.support.storefactory import StoreBuilder
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 BLOCK = re.compile(r"<!-- host-config: (\S+) (\S+) -->\n```(\w+)\n(.*?)```", re.S)

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from devkit.storefactory import StoreBuilder, ts
 from tests.support.server import Launcher, ServerProcess, check_clean_exit
-from tests.support.storefactory import StoreBuilder, ts
 from tests.support.unprivileged import interpreter_paths, reachable_steps, readable_copy, world_readable_dir
 
 NOBODY = 65534

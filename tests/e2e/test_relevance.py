@@ -1,6 +1,6 @@
 """Judged relevance of search_transcripts, end to end (issue 9, "Search that answers the question").
 
-The judged set (tests/support/relevance.py) is served by the real server twice: from a store with
+The judged set (devkit/relevance.py) is served by the real server twice: from a store with
 the full-text index (the server searches in "fts" mode) and from the same rows without it ("scan"
 mode). Every query goes through search_transcripts (limit 10) and is judged; mean reciprocal rank
 and recall@5 must each be at least 0.9, for keyword-style and for question-style queries, in both
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from devkit import relevance
+from devkit.relevance import KINDS, MODES, TARGET, Evaluation
 from magnotia_mcp.demo import build_sample_store
-from tests.support import relevance
-from tests.support.relevance import KINDS, MODES, TARGET, Evaluation
 from tests.support.server import ServerProcess, SharedServers
 
 Start = Callable[..., ServerProcess]
@@ -50,7 +50,7 @@ def evaluations(transport: str) -> Iterator[dict[str, Evaluation]]:
     done: dict[str, Evaluation] = {}
     yield done
     if done:
-        print(f"\n\nsearch_transcripts relevance over {transport} (judged set, tests/support/relevance.py):")
+        print(f"\n\nsearch_transcripts relevance over {transport} (judged set, devkit/relevance.py):")
         print(relevance.table({f"{mode} mode": ev for mode, ev in sorted(done.items())}))
 
 

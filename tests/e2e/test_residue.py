@@ -27,9 +27,9 @@ from pathlib import Path
 
 import pytest
 
+from devkit.storefactory import StoreBuilder, ts
 from tests.support.app import App
 from tests.support.server import Launcher, ServerProcess, check_clean_exit
-from tests.support.storefactory import StoreBuilder, ts
 
 LOG_WAIT = 30.0  # seconds: only so that a server that never lets go fails the test instead of hanging it
 IDLE_CLOSED = "idle connection"

@@ -19,9 +19,9 @@ from typing import Any
 import jsonschema
 import pytest
 
+from devkit.storefactory import StoreBuilder, ts
 from tests.support.protocol import REVISIONS, at_least
 from tests.support.server import ServerProcess, SharedServers
-from tests.support.storefactory import StoreBuilder, ts
 
 Start = Callable[..., ServerProcess]
 

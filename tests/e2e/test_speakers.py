@@ -17,9 +17,9 @@ from typing import Any
 import jsonschema
 import pytest
 
+from devkit.storefactory import StoreBuilder, ts
 from tests.support.protocol import REVISIONS, at_least
 from tests.support.server import ServerProcess
-from tests.support.storefactory import StoreBuilder, ts
 
 Start = Callable[..., ServerProcess]
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from devkit.storefactory import StoreBuilder, ts
 from tests.support.server import Launcher, ServerProcess
-from tests.support.storefactory import StoreBuilder, ts
 
 Start = Callable[..., ServerProcess]
 NewStore = Callable[..., StoreBuilder]

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from devkit.storefactory import StoreBuilder, ts
 from tests.support.protocol import REVISIONS, URI_PREFIX, URI_TEMPLATE, at_least
 from tests.support.server import ServerProcess
-from tests.support.storefactory import StoreBuilder, ts
 
 Start = Callable[..., ServerProcess]
 NewStore = Callable[..., StoreBuilder]

@@ -26,9 +26,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import jsonschema
 import pytest
 
+from devkit.storefactory import StoreBuilder
 from tests.support.protocol import LEGACY, MODERN, REVISIONS, at_least
 from tests.support.server import Launcher, ServerProcess
-from tests.support.storefactory import StoreBuilder
 
 Start = Callable[..., ServerProcess]
 NewStore = Callable[..., StoreBuilder]

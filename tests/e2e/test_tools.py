@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
+from devkit.storefactory import StoreBuilder, ts
 from tests.support.server import ServerProcess, SharedServers
-from tests.support.storefactory import StoreBuilder, ts
 from tests.support.textchecks import breaks_cluster
 
 Start = Callable[..., ServerProcess]

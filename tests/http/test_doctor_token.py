@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.storefactory import StoreBuilder
+from devkit.storefactory import StoreBuilder
 
 TOKEN_FILE = Path("com.magnotia.mcp") / "http-token"
 SAVED_TOKEN = "s3cret-token-value-" + "v" * 24

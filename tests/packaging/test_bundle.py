@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 import magnotia_mcp
+from devkit.storefactory import StoreBuilder
 from tests.packaging.host import argv_env, mcp_config
 from tests.support.server import ServerProcess, check_clean_exit
-from tests.support.storefactory import StoreBuilder
 
 HOST_PLATFORM = "win32" if sys.platform == "win32" else sys.platform
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from devkit.storefactory import StoreBuilder
 from magnotia_mcp.paths import DB_FILE_NAME, DIR_ENV_VAR, ENV_VAR, default_db_path, resolve_db_path
 from tests.support.server import Launcher, ServerProcess, check_clean_exit
-from tests.support.storefactory import StoreBuilder
 
 NewStore = Callable[..., StoreBuilder]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.support.storefactory import StoreBuilder, ts
+from devkit.storefactory import StoreBuilder, ts
 
 SPEAKERS = ("Ana", "Ben", "Chloé", "Speaker 1", "Speaker 10", "Zoë Ångström", "Ána")
 

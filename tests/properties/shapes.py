@@ -24,8 +24,8 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
+from devkit.storefactory import no_fts_schema_sql, schema_sql
 from tests.properties.strategies import weighted
-from tests.support.storefactory import no_fts_schema_sql, schema_sql
 
 # A text column's value: a str, or bytes written with CAST(? AS TEXT) (not valid UTF-8).
 Text = str | bytes

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from devkit.storefactory import StoreBuilder
 from tests.support.server import Launcher, ServerProcess
-from tests.support.storefactory import StoreBuilder
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 

@@ -25,10 +25,10 @@ from pathlib import Path
 
 import pytest
 
+from devkit.storefactory import StoreBuilder
 from tests.e2e.test_install import config_file, existing, host_argv, install_command, serves
 from tests.support.hosts import EXISTING
 from tests.support.server import Launcher
-from tests.support.storefactory import StoreBuilder
 
 # A file that is none of JSON, TOML or YAML-as-Goose-writes-it: what a link to /etc/passwd reads.
 PASSWD = "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n"

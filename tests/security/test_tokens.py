@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from devkit.storefactory import StoreBuilder
 from tests.support.server import Launcher
-from tests.support.storefactory import StoreBuilder
 
 READY = re.compile(r"listening on (http://\S+/mcp)")
 GENERATE = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"

@@ -26,7 +26,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: the repository's root holds the tests package
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.support.storefactory import schema_sql
+from devkit.storefactory import schema_sql
 
 ACK_TIMEOUT = 60.0  # seconds: only so that a stuck app fails the test instead of hanging it
 FTS_TABLES = ("transcripts_fts", "segments_fts")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.support.storefactory import StoreBuilder
+from devkit.storefactory import StoreBuilder
 
 
 @dataclass

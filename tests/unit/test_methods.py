@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
+from devkit.storefactory import StoreBuilder
 from magnotia_mcp.errors import INVALID_PARAMS, METHOD_NOT_FOUND
 from magnotia_mcp.protocol import revisions
 from magnotia_mcp.protocol.methods import METHODS, STATIC_TTL_MS
 from magnotia_mcp.protocol.revisions import KNOWN, has
 from magnotia_mcp.protocol.server import DEFERRED, META_SERVER_INFO, SERVER_TITLE
 from magnotia_mcp.store.pool import Store
-from tests.support.storefactory import StoreBuilder
 from tests.unit.wire import Message, Outbox, Session, answer_now, error_code, exchange, frame, only, result_of
 
 INLINE = {"initialize", "ping", "tools/list", "prompts/list", "resources/templates/list", "server/discover"}

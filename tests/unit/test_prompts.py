@@ -1,7 +1,7 @@
 """magnotia_mcp.prompts: completion of transcript ids, driven by which prompts take one.
 
 Completion reads the store, so these tests build a real one
-(tests/support/storefactory.py) and open it with ``store.pool.Store``.
+(devkit/storefactory.py) and open it with ``store.pool.Store``.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
+from devkit.storefactory import StoreBuilder, ts
 from magnotia_mcp.errors import InvalidParams
 from magnotia_mcp.prompts import MAX_COMPLETIONS, PROMPTS, TRANSCRIPT_ID, complete
 from magnotia_mcp.resources import URI_TEMPLATE
 from magnotia_mcp.store.pool import Store
-from tests.support.storefactory import StoreBuilder, ts
 
 LIVE = ["t-3", "t-2", "t-1"]  # newest first, as completion lists them
 

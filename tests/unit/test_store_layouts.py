@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
+from devkit.storefactory import StoreBuilder, ts
 from magnotia_mcp.errors import ToolError
 from magnotia_mcp.search.querylang import parse
 from magnotia_mcp.store import layouts, search, transcripts
 from magnotia_mcp.store.layouts import Placement
 from magnotia_mcp.store.pool import Reader
 from tests.support.readers import open_reader
-from tests.support.storefactory import StoreBuilder, ts
 
 SEGMENTS = 4_000
 LATE = "Guest"  # first speaks in the last segment: a speaker list must reach the end

@@ -11,11 +11,11 @@ from typing import Any, TypeVar
 
 import pytest
 
+from devkit.storefactory import StoreBuilder, ts
 from magnotia_mcp.errors import StoreError
 from magnotia_mcp.store.opening import _authorize, open_readonly
 from magnotia_mcp.store.pool import Reader, Store
 from tests.support.app import Player
-from tests.support.storefactory import StoreBuilder, ts
 
 T = TypeVar("T")
 

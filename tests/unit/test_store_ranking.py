@@ -20,12 +20,12 @@ from typing import Any
 
 import pytest
 
+from devkit.storefactory import StoreBuilder, ts
 from magnotia_mcp.search.querylang import fold, parse
 from magnotia_mcp.store import plans, ranking
 from magnotia_mcp.store.pool import Reader
 from magnotia_mcp.store.search import Sort, search_transcripts
 from tests.support.readers import open_reader
-from tests.support.storefactory import StoreBuilder, ts
 
 FILLER = [
     *("coffee", "river", "garden", "notes", "weather", "train", "lunch", "office", "printer", "window", "music"),

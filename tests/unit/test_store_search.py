@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from devkit.storefactory import StoreBuilder
 from magnotia_mcp.search.querylang import parse
 from magnotia_mcp.store import plans, search
 from magnotia_mcp.store.pool import Reader
 from tests.support.readers import open_reader
-from tests.support.storefactory import StoreBuilder
 
 ROWS = 3_000
 COMMON = "budget"  # in about 3 rows of 4: more than MANY_MATCHES, and "most" of the rows

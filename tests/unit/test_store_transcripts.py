@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
+from devkit.storefactory import StoreBuilder, ts
 from magnotia_mcp.errors import NotFound
 from magnotia_mcp.store import transcripts
 from magnotia_mcp.store.pool import Reader
 from tests.support.readers import open_reader
-from tests.support.storefactory import StoreBuilder, ts
 
 TRASH = "2026-06-01T00:00:00.000Z"
 LONG = 20_000  # segments of the long meeting; its last speaker first speaks in the last one

@@ -2,7 +2,7 @@
 
 The definitions and results are checked against ``has()`` in every known
 revision; which revisions have each feature is asserted in test_revisions.
-Calls use a real store (tests/support/storefactory.py); a call whose
+Calls use a real store (devkit/storefactory.py); a call whose
 arguments are refused never reads it.
 """
 
@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from devkit.storefactory import StoreBuilder
 from magnotia_mcp.args.checks import HANDLED_TYPES, validate
 from magnotia_mcp.errors import InvalidArguments
 from magnotia_mcp.protocol.revisions import KNOWN, LATEST_LEGACY, has
@@ -22,7 +23,6 @@ from magnotia_mcp.store.pool import Store
 from magnotia_mcp.text import result_text
 from magnotia_mcp.tools.base import ANNOTATIONS, Tool, ToolContext
 from magnotia_mcp.tools.catalog import TOOLS
-from tests.support.storefactory import StoreBuilder
 
 NAMES = ["list_transcripts", "get_transcript", "search_transcripts", "list_tasks"]
 

@@ -1,4 +1,4 @@
-"""Checks of the judged relevance set itself (tests/support/relevance.py): its shape, its store, its metrics.
+"""Checks of the judged relevance set itself (devkit/relevance.py): its shape, its store, its metrics.
 
 No server runs here; tests/e2e/relevance_check.py judges the server with it.
 """
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import relevance
-from tests.support.relevance import KINDS, QUERIES, Query, recall_at, reciprocal_rank
+from devkit import relevance
+from devkit.relevance import KINDS, QUERIES, Query, recall_at, reciprocal_rank
 
 
 def test_every_query_is_judged_against_live_topic_transcripts() -> None:

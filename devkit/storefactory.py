@@ -7,7 +7,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 CONTRACT_SCHEMA = REPO / "docs" / "store-schema-v1.sql"  # the app's schema, as the contract gives it
 PACKAGED_SCHEMA = REPO / "src" / "magnotia_mcp" / "schema_v1.sql"  # the copy the package ships
 

@@ -42,7 +42,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.support.storefactory import StoreBuilder
+from devkit.storefactory import StoreBuilder
 
 KINDS = ("keyword", "question")
 MODES = ("fts", "scan")  # with the store's full-text index, and without it (the server scans)
