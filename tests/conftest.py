@@ -47,3 +47,18 @@ def new_store(tmp_path: Path) -> Callable[..., StoreBuilder]:
         return StoreBuilder(tmp_path / (name or f"store{count}") / "magnotia.db", fts=fts)
 
     return make
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A throwaway home for install tests: HOME, XDG_CONFIG_HOME and APPDATA inside it, no host CLI on PATH."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("APPDATA", str(home / "AppData" / "Roaming"))
+    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "MAGNOTIA_DB"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    return home

@@ -64,7 +64,7 @@ def node_skip_reason() -> str | None:
     if NODE is None:
         return "node is not on PATH (the TypeScript SDK and Inspector tests need Node.js >= 20)"
     if not (NODE_MODULES / "@modelcontextprotocol").is_dir():
-        return f"tests/clients/node_modules is missing; install the pinned clients with: {NPM_CI}"
+        return f"tests/clients/node_modules is missing: nox -s test installs the pinned clients (or: {NPM_CI})"
     return None
 
 

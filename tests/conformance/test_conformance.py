@@ -60,7 +60,7 @@ STATELESS = ("server-stateless", 21, 4)
 
 pytestmark = pytest.mark.skipif(
     not CONFORMANCE.exists() or not (NODE_BIN / "node").exists(),
-    reason="the conformance suite is not installed: npm ci --prefix tests/conformance",
+    reason="the conformance suite is not installed: nox -s test installs it (or: npm ci --prefix tests/conformance)",
 )
 
 

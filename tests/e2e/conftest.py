@@ -19,6 +19,7 @@ import pytest
 
 from tests.http.conftest import TOKEN
 from tests.http.conftest import start as start_http
+from tests.support.app import App
 from tests.support.http_client import HttpSession
 from tests.support.server import Launcher, ServerProcess, SharedServers, check_clean_exit
 
@@ -90,3 +91,18 @@ def shared_servers(launcher: Launcher, transport: str) -> Iterator[SharedServers
     pool = SharedServers(launcher, lambda db: spawn(launcher, transport, db, [], None))
     yield pool
     pool.close_all()
+
+
+@pytest.fixture
+def apps() -> Iterator[Callable[[Path], App]]:
+    """Start app processes; any still running at the end (a failed test) is killed."""
+    started: list[App] = []
+
+    def start(db: Path) -> App:
+        app = App.start(db)
+        started.append(app)
+        return app
+
+    yield start
+    for app in started:
+        app.kill()

@@ -159,20 +159,6 @@ def install_command(launcher: Launcher) -> list[str]:
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A throwaway home: HOME, XDG_CONFIG_HOME and APPDATA inside it, no host CLI on PATH."""
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("APPDATA", str(home / "AppData" / "Roaming"))
-    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "MAGNOTIA_DB"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("PATH", "/usr/bin:/bin")
-    return home
-
-
-@pytest.fixture
 def store(new_store: Callable[..., StoreBuilder]) -> Path:
     """A store in a folder whose name has a space, as on many real machines."""
     builder = new_store("Ana Maria")
@@ -368,7 +354,9 @@ def claude(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """`claude` on PATH, kept offline and inside the throwaway home."""
     binary = claude_binary()
     if binary is None:
-        pytest.skip("Claude Code is not installed (npm ci --prefix tests/clients)")
+        pytest.skip(
+            "Claude Code is not installed: nox -s test installs it when npm is here (npm ci --prefix tests/clients)"
+        )
     bindir = tmp_path / "claude-bin"
     bindir.mkdir()
     (bindir / "claude").symlink_to(binary)

@@ -10,7 +10,7 @@ Every step of the app is acknowledged before the test goes on: no sleeps.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,21 +24,6 @@ Start = Callable[..., ServerProcess]
 NewStore = Callable[..., StoreBuilder]
 REVISION = "2025-06-18"
 TOPICS = ("budget", "hiring", "roadmap", "pricing", "security", "onboarding")
-
-
-@pytest.fixture
-def apps() -> Iterator[Callable[[Path], App]]:
-    """Start app processes; any still running at the end (a failed test) is killed."""
-    started: list[App] = []
-
-    def start(db: Path) -> App:
-        app = App.start(db)
-        started.append(app)
-        return app
-
-    yield start
-    for app in started:
-        app.kill()
 
 
 def topic_store(new_store: NewStore, *, fts: bool = True) -> tuple[Path, dict[str, str]]:

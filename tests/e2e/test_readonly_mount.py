@@ -11,12 +11,10 @@ never the checkout's own files, so these tests pass wherever the checkout lives.
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
 import sqlite3
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -24,25 +22,18 @@ import pytest
 
 from devkit.storefactory import StoreBuilder, ts
 from tests.support.server import Launcher, ServerProcess, check_clean_exit
-from tests.support.unprivileged import interpreter_paths, reachable_steps, readable_copy, world_readable_dir
+from tests.support.unprivileged import (
+    interpreter_paths,
+    reachable_steps,
+    readable_copy,
+    why_no_read_only_mount,
+    world_readable_dir,
+)
 
 NOBODY = 65534
 
 
-def _why_not() -> str | None:
-    if sys.platform != "linux":
-        return "read-only bind mounts in a private mount namespace need Linux"
-    if os.geteuid() != 0:
-        return "needs root to create a mount namespace (unshare -m) and bind-mount read-only"
-    if shutil.which("unshare") is None or shutil.which("mount") is None:
-        return "needs unshare and mount (util-linux)"
-    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True, timeout=10, check=False)
-    if probe.returncode != 0:
-        return f"unshare -m is not permitted here: {probe.stderr.decode(errors='replace').strip()}"
-    return None
-
-
-WHY_NOT = _why_not()
+WHY_NOT = why_no_read_only_mount()
 pytestmark = pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")
 
 

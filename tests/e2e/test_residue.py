@@ -16,11 +16,7 @@ container's user) for the container.
 from __future__ import annotations
 
 import hashlib
-import os
 import shlex
-import shutil
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -30,22 +26,10 @@ import pytest
 from devkit.storefactory import StoreBuilder, ts
 from tests.support.app import App
 from tests.support.server import Launcher, ServerProcess, check_clean_exit
+from tests.support.unprivileged import why_no_read_only_mount
 
 LOG_WAIT = 30.0  # seconds: only so that a server that never lets go fails the test instead of hanging it
 IDLE_CLOSED = "idle connection"
-
-
-def _why_no_read_only_mount() -> str | None:
-    if sys.platform != "linux":
-        return "read-only bind mounts in a private mount namespace need Linux"
-    if os.geteuid() != 0:
-        return "needs root to create a mount namespace (unshare -m) and bind-mount read-only"
-    if shutil.which("unshare") is None or shutil.which("mount") is None:
-        return "needs unshare and mount (util-linux)"
-    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True, timeout=10, check=False)
-    if probe.returncode != 0:
-        return f"unshare -m is not permitted here: {probe.stderr.decode(errors='replace').strip()}"
-    return None
 
 
 Serve = Callable[[Path, bool], ServerProcess]
@@ -59,7 +43,7 @@ def serve(launcher: Launcher) -> Iterator[Serve]:
     def start(db: Path, writable: bool) -> ServerProcess:
         argv = launcher.argv(db, ["--log-level", "debug"], writable_dir=writable)
         if launcher.local and not writable:
-            why_not = _why_no_read_only_mount()
+            why_not = why_no_read_only_mount()
             if why_not:
                 pytest.skip(why_not)
             folder = shlex.quote(str(db.parent))
@@ -73,20 +57,6 @@ def serve(launcher: Launcher) -> Iterator[Serve]:
     yield start
     for server in started:
         check_clean_exit(server)
-
-
-@pytest.fixture
-def apps() -> Iterator[Callable[[Path], App]]:
-    started: list[App] = []
-
-    def start(db: Path) -> App:
-        app = App.start(db)
-        started.append(app)
-        return app
-
-    yield start
-    for app in started:
-        app.kill()
 
 
 def clean_store(folder: Path, launcher: Launcher, writable: bool) -> Path:

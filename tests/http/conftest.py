@@ -30,6 +30,7 @@ TOKEN = "test-token-" + "x" * 24
 READY = re.compile(r"listening on (http://\S+/mcp)")
 # The first start of a container (podman sets up its network) is slower than a process.
 READY_TIMEOUT = 60.0
+SAFETY = 60.0  # seconds: only so that a broken server fails a test instead of hanging it
 # Where the container sees a --token-file: Compose's place for secrets.
 CONTAINER_TOKEN_FILE = "/run/secrets/magnotia-mcp-token"
 
@@ -198,3 +199,22 @@ def digest(path: Path) -> str:
 def footprint(path: Path) -> tuple[str, list[str]]:
     """The store's bytes and the names in its folder (no -wal/-shm/-journal of the server's may stay)."""
     return digest(path), sorted(entry.name for entry in path.parent.iterdir())
+
+
+def connect(server: HttpServer) -> socket.socket:
+    """A raw TCP connection to the server (IPv6 addresses unbracketed)."""
+    host, port = server.host_port.rsplit(":", 1)
+    return socket.create_connection((host.strip("[]"), int(port)), timeout=SAFETY)
+
+
+def closed_by_server(sock: socket.socket) -> bool:
+    """Whether the server closes this connection (reading until end-of-file); what it sent is ignored."""
+    sock.settimeout(SAFETY)
+    try:
+        while sock.recv(4096):
+            pass
+    except TimeoutError:
+        return False
+    except ConnectionResetError:
+        return True
+    return True

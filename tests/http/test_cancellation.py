@@ -17,9 +17,8 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_concurrency import ENDLESS, ROWS, TEXT_CHARS, build_big_store, search
-from tests.http.conftest import TOKEN, start
+from tests.http.conftest import SAFETY, TOKEN, closed_by_server, connect, start
 from tests.http.test_security import JSON_AND_SSE, _next_event, open_session, post
-from tests.http.test_timeouts import SAFETY, closed_by_server, connect
 from tests.support.protocol import MODERN, modern_meta
 from tests.support.server import Launcher
 

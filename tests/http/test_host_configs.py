@@ -308,7 +308,9 @@ def test_claude_code_adds_the_documented_command_and_reports_it_connected(
     """Run the documented ``claude mcp add`` (token read from the file serve --http made), then use what it wrote."""
     binary = claude_binary()
     if binary is None:
-        pytest.skip("Claude Code is not installed (npm ci --prefix tests/clients)")
+        pytest.skip(
+            "Claude Code is not installed: nox -s test installs it when npm is here (npm ci --prefix tests/clients)"
+        )
     if not launcher.local:
         pytest.skip("the command reads the token file serve --http makes in this machine's config folder")
     home = tmp_path / "claude-home"

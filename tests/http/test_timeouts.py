@@ -8,36 +8,15 @@ from __future__ import annotations
 
 import http.client
 import json
-import socket
 import subprocess
 from collections.abc import Callable
 
 import pytest
 
-from tests.http.conftest import TOKEN, HttpServer
+from tests.http.conftest import SAFETY, TOKEN, HttpServer, closed_by_server, connect
 from tests.http.test_security import JSON_AND_SSE, LIST_TASKS, post
 from tests.support.sample import Sample
 from tests.support.server import Launcher
-
-SAFETY = 60.0  # only so that a broken server fails the test instead of hanging it
-
-
-def closed_by_server(sock: socket.socket) -> bool:
-    """Whether the server closes this connection (reading until end-of-file); what it sent is ignored."""
-    sock.settimeout(SAFETY)
-    try:
-        while sock.recv(4096):
-            pass
-    except TimeoutError:
-        return False
-    except ConnectionResetError:
-        return True
-    return True
-
-
-def connect(server: HttpServer) -> socket.socket:
-    host, port = server.host_port.rsplit(":", 1)
-    return socket.create_connection((host, int(port)))
 
 
 def test_silent_slow_and_half_sent_requests_are_cut_off(launch: Callable[..., HttpServer]) -> None:

@@ -96,7 +96,9 @@ def test_claude_code_added_without_the_header_shows_the_fix(
     """``claude mcp add --transport http`` without ``--header``, or with a wrong token: list and get say what to do."""
     binary = claude_binary()
     if binary is None:
-        pytest.skip("Claude Code is not installed (npm ci --prefix tests/clients)")
+        pytest.skip(
+            "Claude Code is not installed: nox -s test installs it when npm is here (npm ci --prefix tests/clients)"
+        )
     home = tmp_path / "claude-home"
     (home / ".claude").mkdir(parents=True)
     bindir = tmp_path / "claude-bin"

@@ -19,21 +19,15 @@ from typing import BinaryIO
 
 import pytest
 
-from tests.http.conftest import TOKEN, HttpServer
+from tests.http.conftest import SAFETY, TOKEN, HttpServer, closed_by_server, connect
 from tests.http.test_security import JSON_AND_SSE, LIST_TASKS, post
 from tests.support.sample import Sample
 from tests.support.server import Launcher
 
-SAFETY = 60.0  # only so that a broken server fails the test instead of hanging it
 IDLE = 300
 # Long enough that no connection of a test is closed for being slow: the bounds shown here must
 # hold without the first-byte deadline's help.
 PATIENT = ["--request-timeout", "3600"]
-
-
-def connect(server: HttpServer) -> socket.socket:
-    host, port = server.host_port.rsplit(":", 1)
-    return socket.create_connection((host.strip("[]"), int(port)), timeout=SAFETY)
 
 
 @contextlib.contextmanager
@@ -44,19 +38,6 @@ def sockets() -> Iterator[list[socket.socket]]:
     finally:
         for sock in opened:
             sock.close()
-
-
-def closed_by_server(sock: socket.socket) -> bool:
-    """Whether the server closes this connection (reading until end-of-file); what it sent is ignored."""
-    sock.settimeout(SAFETY)
-    try:
-        while sock.recv(4096):
-            pass
-    except TimeoutError:
-        return False
-    except ConnectionResetError:
-        return True
-    return True
 
 
 def raw_request(

@@ -59,21 +59,6 @@ def snapshot(*roots: Path) -> Snapshot:
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A throwaway home (HOME, XDG_CONFIG_HOME, APPDATA inside it), no host CLI on PATH."""
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("APPDATA", str(home / "AppData" / "Roaming"))
-    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "MAGNOTIA_DB"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("PATH", "/usr/bin:/bin")
-    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
-    return home
-
-
-@pytest.fixture
 def elsewhere(tmp_path: Path) -> Path:
     """A folder outside the home, where links lead."""
     folder = tmp_path / "elsewhere"

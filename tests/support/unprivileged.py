@@ -155,3 +155,17 @@ def reachable_steps(paths: list[str], stage: Path) -> str | None:
         make = "mkdir" if (stage / child).is_dir() or (closed / child).is_dir() else "touch"
         steps += f"{make} {inside}; mount --bind {saved} {inside}; "
     return steps
+
+
+def why_no_read_only_mount() -> str | None:
+    """Why a read-only bind mount in a private mount namespace cannot be made here, or None."""
+    if sys.platform != "linux":
+        return "read-only bind mounts in a private mount namespace need Linux"
+    if os.geteuid() != 0:
+        return "needs root to create a mount namespace (unshare -m) and bind-mount read-only"
+    if shutil.which("unshare") is None or shutil.which("mount") is None:
+        return "needs unshare and mount (util-linux)"
+    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True, timeout=10, check=False)
+    if probe.returncode != 0:
+        return f"unshare -m is not permitted here: {probe.stderr.decode(errors='replace').strip()}"
+    return None

@@ -72,15 +72,70 @@ def test_a_cycle_is_found_when_there_is_one() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
 
 
-def test_transport_and_dispatcher_know_nothing_of_tools_or_sql() -> None:
-    """server and the transports reach tools and the store only through the method table they are given."""
+# The layers of docs/architecture.md, top to bottom: a module imports only from its own layer or below.
+# A module belongs to the layer of the longest prefix that names it.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("entry", ("magnotia_mcp.__main__", "magnotia_mcp.cli", "magnotia_mcp.install")),
+    ("transport", ("magnotia_mcp.transport",)),
+    ("protocol", ("magnotia_mcp.protocol",)),
+    ("results", ("magnotia_mcp.tools", "magnotia_mcp.resources", "magnotia_mcp.prompts", "magnotia_mcp.budget")),
+    ("store", ("magnotia_mcp.store",)),
+    ("search", ("magnotia_mcp.search", "magnotia_mcp.args")),
+    # revisions is a leaf table (what each protocol revision has): tools read it to shape results by revision.
+    ("base", ("magnotia_mcp", "magnotia_mcp.protocol.revisions")),
+)
+
+
+def _layer(module: str) -> int:
+    best: tuple[int, int] | None = None
+    for rank, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and (best is None or len(prefix) > best[1]):
+                best = (rank, len(prefix))
+    assert best is not None, module
+    return best[0]
+
+
+def _upward(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    return sorted((a, b) for a, targets in graph.items() for b in targets if _layer(b) < _layer(a))
+
+
+def test_every_module_has_a_layer_and_every_layer_a_module() -> None:
     graph = _graph()
-    for module in (
-        "magnotia_mcp.protocol.server",
-        "magnotia_mcp.transport.stdio.loop",
-        "magnotia_mcp.transport.stdio.prelude",
-        "magnotia_mcp.protocol.jsonrpc",
-    ):
+    ranks = {_layer(m) for m in graph}
+    assert ranks == set(range(len(LAYERS)))
+    assert _layer("magnotia_mcp.transport.http.app") == 1
+    assert _layer("magnotia_mcp.protocol.revisions") == len(LAYERS) - 1
+
+
+def test_imports_go_down_the_layers() -> None:
+    assert _upward(_graph()) == []
+
+
+def test_an_import_up_the_layers_is_found() -> None:
+    graph = {"magnotia_mcp.store.pool": {"magnotia_mcp.tools.base"}, "magnotia_mcp.tools.base": {"magnotia_mcp.errors"}}
+    assert _upward(graph) == [("magnotia_mcp.store.pool", "magnotia_mcp.tools.base")]
+
+
+def test_transports_reach_the_server_only() -> None:
+    """A transport frames bytes for Server: no tools, no method table, no SQL, and no other transport."""
+    graph = _graph()
+    transports = [m for m in graph if m.startswith("magnotia_mcp.transport.")]
+    assert {"magnotia_mcp.transport.stdio.loop", "magnotia_mcp.transport.http.app"} <= set(transports)
+    for module in transports:
+        kind = module.split(".")[2]  # stdio or http
+        for target in graph[module]:
+            if target.startswith("magnotia_mcp.transport."):
+                assert target.split(".")[2] in (kind, "limits"), (module, target)
+            assert not target.startswith(("magnotia_mcp.tools", "magnotia_mcp.protocol.methods")), (module, target)
+            assert not target.startswith(("magnotia_mcp.resources", "magnotia_mcp.prompts")), (module, target)
+            assert not target.startswith("magnotia_mcp.store.") or target == "magnotia_mcp.store.pool", (module, target)
+
+
+def test_the_dispatcher_knows_nothing_of_tools_or_sql() -> None:
+    """Server reaches tools and the store only through the method table it is given."""
+    graph = _graph()
+    for module in ("magnotia_mcp.protocol.server", "magnotia_mcp.protocol.jsonrpc"):
         reached = {m for m in graph[module] if m.startswith(("magnotia_mcp.tools", "magnotia_mcp.protocol.methods"))}
         reached |= {m for m in graph[module] if m.startswith("magnotia_mcp.store.") and m != "magnotia_mcp.store.pool"}
         assert not reached, (module, reached)
