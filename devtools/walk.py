@@ -40,10 +40,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
 # The source in this checkout is what is measured (ahead of any installed copy); tests/ makes the store.
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from tests.support.storefactory import StoreBuilder, ts
 
 from magnotia_mcp.protocol.methods import new_server
