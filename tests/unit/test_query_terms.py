@@ -1,7 +1,7 @@
 """What a query's terms are since relevance search: function words dropped, plain words stemmed, the rest as written.
 
 Each expectation is checked both ways a query runs: scan-mode matching
-(``Query.matches`` over folded text) and SQLite's own FTS5 (an in-memory table
+(``Matcher.matches`` over folded text) and SQLite's own FTS5 (an in-memory table
 with the store's tokenizer, as tests/unit/test_querylang.py uses it).
 ``fts_at_least(k)``, the expression relevance ranking sends to the index, must
 be valid FTS5 and select exactly the rows that match at least k clauses.
@@ -16,7 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from magnotia_mcp.search.querylang import Query, fold, parse
+from magnotia_mcp.search.folding import fold
+from magnotia_mcp.search.matching import Matcher
+from magnotia_mcp.search.querylang import Query, parse
 from tests.support.fts_reference import DOCS, load, rowids
 
 
@@ -32,7 +34,7 @@ def _finds(conn: sqlite3.Connection, query: Query, text: str) -> bool:
     """Whether query matches text, after checking that FTS5 and the scan agree on it."""
     load(conn, [("", text)])
     by_fts = rowids(conn, query.fts()) == {0}
-    assert query.matches(fold(text)) is by_fts, (query.text, text)
+    assert Matcher(query).matches(fold(text)) is by_fts, (query.text, text)
     return by_fts
 
 
@@ -198,7 +200,7 @@ AT_LEAST_QUERIES = [
 def _at_least_agrees(conn: sqlite3.Connection, query: Query, rows: list[tuple[str, str]]) -> None:
     """For every k, FTS5 selects with fts_at_least(k) exactly the rows the scan says match k or more clauses."""
     load(conn, rows)
-    covered = {i: sum(query.matched(fold(title), fold(body))) for i, (title, body) in enumerate(rows)}
+    covered = {i: sum(Matcher(query).matched(fold(title), fold(body))) for i, (title, body) in enumerate(rows)}
     for k in range(1, len(query.clauses) + 1):
         assert rowids(conn, query.fts_at_least(k)) == {i for i, n in covered.items() if n >= k}, (query.text, k)
     assert rowids(conn, query.fts_at_least(len(query.clauses))) == rowids(conn, query.fts())
@@ -209,7 +211,7 @@ def test_fts_at_least_k_selects_the_rows_with_k_or_more_clauses(text: str, fts: 
     query = parse(text)
     _at_least_agrees(fts, query, CORPUS)
     # Not vacuous: the corpus has rows at more than one coverage level for multi-clause queries.
-    levels = {sum(query.matched(fold(t), fold(b))) for t, b in CORPUS}
+    levels = {sum(Matcher(query).matched(fold(t), fold(b))) for t, b in CORPUS}
     assert len(levels) >= 2
 
 
@@ -236,8 +238,8 @@ def test_no_query_is_a_syntax_error_and_both_modes_agree(text: str, fts: sqlite3
     if query.empty:
         return
     by_fts = rowids(fts, query.fts())
-    assert by_fts == {i for i, (t, b) in enumerate(rows) if query.matches(fold(t), fold(b))}
-    assert rowids(fts, query.fts("title")) == {i for i, (t, _) in enumerate(rows) if query.matches(fold(t))}
+    assert by_fts == {i for i, (t, b) in enumerate(rows) if Matcher(query).matches(fold(t), fold(b))}
+    assert rowids(fts, query.fts("title")) == {i for i, (t, _) in enumerate(rows) if Matcher(query).matches(fold(t))}
     if len(query.clauses) <= 5:  # fts_at_least(k) grows as C(n, k)
         _at_least_agrees(fts, query, rows)
     for clause in query.clause_fts():

@@ -1,7 +1,7 @@
 """magnotia_mcp.search.querylang: the search language, judged against SQLite's own FTS5 (unicode61) as the reference.
 
 A real in-memory FTS5 table with the store's tokenizer answers what a query
-means; scan-mode matching (``Query.matches`` over ``fold``ed text) must agree.
+means; scan-mode matching (``Matcher.matches`` over ``fold``ed text) must agree.
 """
 
 from __future__ import annotations
@@ -11,7 +11,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from magnotia_mcp.search.querylang import _FOLD, _LATIN_BLOCKS_END, fold, parse, snippet
+from magnotia_mcp.search.folding import _FOLD, _LATIN_BLOCKS_END, fold
+from magnotia_mcp.search.hits import snippet
+from magnotia_mcp.search.matching import Matcher
+from magnotia_mcp.search.querylang import parse
 from tests.support.fts_reference import DOCS, TOKENIZER, load, rowids
 from tests.unit.texts import WINDOW_TEXTS
 
@@ -145,7 +148,7 @@ def test_any_query_parses_to_an_fts5_expression_that_means_what_the_scan_means(
     query = parse(text)
     if query.empty:
         assert _tokens(fts_reference, text) == set(), "a query with searchable words parsed as empty"
-        assert snippet(query, text) is None
+        assert snippet(Matcher(query), text) is None
         return
     tokens = _tokens(fts_reference, text) | {"or"}
     for term in (term for clause in query.clauses for term in clause):
@@ -158,11 +161,11 @@ def test_any_query_parses_to_an_fts5_expression_that_means_what_the_scan_means(
             assert last in tokens, "the query searches for a word that is not in it"
     load(fts_reference, ODD_ROWS)
     whole = rowids(fts_reference, query.fts())
-    assert whole == {i for i, (title, body) in enumerate(ODD_ROWS) if query.matches(fold(title), fold(body))}
+    assert whole == {i for i, (title, body) in enumerate(ODD_ROWS) if Matcher(query).matches(fold(title), fold(body))}
     titles = rowids(fts_reference, query.fts("title"))
-    assert titles == {i for i, (title, _) in enumerate(ODD_ROWS) if query.matches(fold(title))}
+    assert titles == {i for i, (title, _) in enumerate(ODD_ROWS) if Matcher(query).matches(fold(title))}
     assert ODD_DOCS.index(text) in titles, "a query does not find its own text"
-    marked = snippet(query, text)
+    marked = snippet(Matcher(query), text)
     assert marked is not None
     assert "**" in marked  # even a match longer than the snippet is marked where it shows
 
@@ -173,7 +176,7 @@ def test_a_query_matches_the_same_rows_with_and_without_the_index(text: str, fts
     load(fts_reference, [("", doc) for doc in CORPUS])
     query = parse(text)
     by_fts = rowids(fts_reference, query.fts())
-    by_scan = {i for i, doc in enumerate(CORPUS) if query.matches(fold(doc))}
+    by_scan = {i for i, doc in enumerate(CORPUS) if Matcher(query).matches(fold(doc))}
     assert by_scan == by_fts, {
         "only fts": [CORPUS[i] for i in sorted(by_fts - by_scan)],
         "only scan": [CORPUS[i] for i in sorted(by_scan - by_fts)],
@@ -198,7 +201,7 @@ def test_a_query_matches_the_same_rows_with_and_without_the_index(text: str, fts
 )
 def test_the_query_language_means_what_the_contract_says(query: str, text: str, hit: bool) -> None:
     """AND in any order, phrases, prefixes, OR, case and accents behave as documented."""
-    assert parse(query).matches(fold(text)) is hit
+    assert Matcher(parse(query)).matches(fold(text)) is hit
 
 
 # -- folding -----------------------------------------------------------------------
@@ -243,11 +246,11 @@ def test_fold_keeps_length_and_matches_the_per_character_table(text: str) -> Non
 def test_snippet_wraps_each_match_and_stays_near_the_first() -> None:
     """The snippet bolds every match within it, starts at a word and stays within ~200 characters."""
     text = ("filler words here " * 30) + "the Budget meeting about the budget " + ("tail words " * 40)
-    out = snippet(parse("budget"), text)
+    out = snippet(Matcher(parse("budget")), text)
     assert out is not None
     assert out.count("**Budget**") == 1
     assert out.count("**budget**") == 1
     assert out.startswith("…")
     assert out.endswith("…")
     assert len(out) <= 200 + 2 + 4 * 2
-    assert snippet(parse("absent"), text) is None
+    assert snippet(Matcher(parse("absent")), text) is None

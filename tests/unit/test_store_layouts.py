@@ -20,8 +20,9 @@ import pytest
 
 from devkit.storefactory import StoreBuilder, ts
 from magnotia_mcp.errors import ToolError
+from magnotia_mcp.search import plan
 from magnotia_mcp.search.querylang import parse
-from magnotia_mcp.store import layouts, search, transcripts
+from magnotia_mcp.store import layouts, transcripts
 from magnotia_mcp.store.layouts import Placement
 from magnotia_mcp.store.pool import Reader
 from tests.support.readers import open_reader
@@ -191,7 +192,7 @@ def _hits(loop: asyncio.AbstractEventLoop, reader: Reader, text: str, *, whole: 
     saved = layouts.LONG_TEXT_BYTES
     layouts.LONG_TEXT_BYTES = 1 << 62 if whole else saved
     try:
-        found = loop.run_until_complete(search.search_transcripts(reader, parse(text), limit=10))
+        found = loop.run_until_complete(plan.search_transcripts(reader, parse(text), limit=10))
     finally:
         layouts.LONG_TEXT_BYTES = saved
     return {h["transcript_id"]: h for h in found["hits"]}

@@ -16,75 +16,16 @@ an FTS5 syntax error: every token reaches FTS5 inside double quotes.
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections.abc import Callable, Iterable
-from functools import lru_cache
 from itertools import combinations
 from typing import NamedTuple
 
+from magnotia_mcp.search.folding import fold
 from magnotia_mcp.search.stemming import guess_language, stem_prefix
 from magnotia_mcp.search.stopwords import WORDS
-from magnotia_mcp.search.tokens import DROPPED_MARKS, IN_TOKEN, MARK, MARKS_RE, SEPARATOR_RUN, TOKEN_CHAR, TOKEN_RE
+from magnotia_mcp.search.tokens import MARKS_RE, TOKEN_RE
 
 _CHUNK_RE = re.compile(r'"([^"]*)"(\*?)|"|[^\s"]+')
 _APOSTROPHES = re.compile("['\u2018\u2019\u02bc]")
-# unicode61 removes diacritics from Latin letters only (not Greek tonos, not Arabic hamza).
-_LATIN_END = 0x250
-
-
-class _FoldTable(dict[int, str]):
-    """str.translate table folding case and Latin diacritics one character at a time.
-
-    Each character maps to exactly one character, so offsets in the folded text
-    are offsets in the original, which the snippet needs. It follows SQLite's
-    unicode61 tokenizer, so a scan matches what the full-text index matches.
-    """
-
-    def __missing__(self, code: int) -> str:
-        char = chr(code)
-        # Case folding, as unicode61 does it, not lower-casing: "ς", "µ", "ſ", "ϐ" are "σ", "μ", "s", "β"
-        # (Python's casefold is the full folding: where it is longer, "ß" -> "ss", lower-case instead).
-        # Only below the table's end, so that fold's fast path (lower, then the table) agrees.
-        lower = char.casefold() if code < _LATIN_BLOCKS_END else char.lower()
-        if len(lower) != 1:
-            lower = char.lower()
-        if len(lower) != 1:
-            lower = char
-        folded = lower
-        decomposed = unicodedata.normalize("NFD", lower)
-        base, marks = decomposed[0], decomposed[1:]
-        if marks and ord(base) < _LATIN_END and all(m in DROPPED_MARKS for m in marks):
-            base_lower = base.lower()  # "İ" is "I" + dot above: its base still needs lower-casing
-            folded = base_lower if len(base_lower) == 1 else base
-        self[code] = folded
-        return folded
-
-
-_FOLD = _FoldTable()
-
-
-# Every character whose diacritics unicode61 strips decomposes to a Latin base, and
-# lives below U+2200 (checked by a unit test): the table covers them all.
-_LATIN_BLOCKS_END = 0x2200
-
-
-@lru_cache(maxsize=1)
-def _latin_table() -> str:
-    """str.translate table (indexed by code point) stripping diacritics from lower-case text."""
-    return "".join(_FOLD[code] for code in range(_LATIN_BLOCKS_END))
-
-
-def fold(text: str) -> str:
-    """Lower-case and strip diacritics, keeping the length (and so every offset)."""
-    if text.isascii():
-        return text.lower()
-    low = text.lower()
-    if len(low) != len(text) or "\u03a3" in text:
-        # A character whose lower case is longer (e.g. "İ"), or a capital sigma, which
-        # str.lower() turns into a final sigma by context: fold character by character.
-        return text.translate(_FOLD)
-    # Fast path: lower() in C, then one table lookup per character (past the table: unchanged).
-    return low.translate(_latin_table())
 
 
 class Term(NamedTuple):
@@ -97,33 +38,18 @@ class Term(NamedTuple):
         # Tokens hold only letters and digits, so double quotes cannot be broken out of.
         return '"' + " ".join(self.words) + '"' + ("*" if self.prefix else "")
 
-    def pattern(self, marks: bool = True) -> str:
-        """A regex for this term in folded text; marks=False for text without combining marks."""
-        if not marks:  # the common case: literal words, searched fast
-            tail = TOKEN_CHAR + "*" if self.prefix else "(?!" + TOKEN_CHAR + ")"
-            body = SEPARATOR_RUN.join(re.escape(fold(w)) for w in self.words)
-            # The "starts a token" check goes after the first character, not before it:
-            # a pattern that opens with a literal lets the regex engine skip ahead to
-            # candidates instead of trying every position (about 8x faster on long text).
-            first, rest = fold(self.words[0])[0], body[len(re.escape(fold(self.words[0])[0])) :]
-            return re.escape(first) + "(?<!" + TOKEN_CHAR + ".)" + rest + tail
-        # Each character may carry dropped marks after it; a match starts and ends on token edges.
-        parts = ["".join(re.escape(c) + MARK + "*" for c in fold(w)) for w in self.words]
-        body = SEPARATOR_RUN.join(parts)
-        tail = IN_TOKEN + "*" if self.prefix else "(?!" + IN_TOKEN + ")"
-        return "(?<!" + TOKEN_CHAR + ")(?<!" + MARK + ")" + MARK + "*" + body + tail
-
 
 class Query:
     """A parsed query: a list of clauses, each one or more OR'ed terms.
 
     A clause is what the user counts as one thing to look for ("plans", a quoted
     phrase, "a OR b"); ``labels`` holds each clause as the user wrote it. Search
-    ranks by how many clauses a transcript matches; ``matches`` (every clause)
-    is what sorting by time requires.
+    ranks by how many clauses a transcript matches; every clause is what sorting
+    by time requires. The index gets the FTS5 expressions below; the scan gets
+    the same terms as patterns (``matching``).
     """
 
-    __slots__ = ("_any", "_clauses", "_phrases", "clauses", "labels", "phrases", "text")
+    __slots__ = ("clauses", "labels", "phrases", "text")
 
     def __init__(self, text: str, clauses: list[tuple[Term, ...]], labels: list[str] | None = None) -> None:
         self.text = text
@@ -131,11 +57,6 @@ class Query:
         self.labels = labels if labels is not None else [" OR ".join(" ".join(t.words) for t in c) for c in clauses]
         # Every term of every clause, in order: what FTS5 calls the query's phrases.
         self.phrases = [t for clause in clauses for t in clause]
-        # Two compiled forms of each pattern: [plain, with combining marks]. Text with no
-        # combining marks (nearly all of it) gets the plain one, several times faster.
-        self._clauses = [_compiled("|".join, clause) for clause in clauses]
-        self._phrases = [_compiled("".join, (t,)) for t in self.phrases]
-        self._any = _compiled("|".join, self.phrases) if self.phrases else None
 
     @property
     def empty(self) -> bool:
@@ -163,42 +84,10 @@ class Query:
         groups = (" AND ".join(_clause_fts(c) for c in subset) for subset in combinations(self.clauses, k))
         return " OR ".join(f"({g})" for g in groups)
 
-    def matches(self, *folded_texts: str) -> bool:
-        """True when every clause matches in at least one of the (folded) texts."""
-        return all(self.matched(*folded_texts))
-
-    def matched(self, *folded_texts: str) -> list[bool]:
-        """For each clause, whether it matches in at least one of the (folded) texts."""
-        forms = [(t, _has_marks(t)) for t in folded_texts]
-        return [any(rx[marks].search(t) for t, marks in forms) for rx in self._clauses]
-
-    def phrase_counts(self, folded: str) -> list[int]:
-        """How often each phrase occurs in folded text (what FTS5 counts as its hits)."""
-        marks = _has_marks(folded)
-        return [sum(1 for _ in rx[marks].finditer(folded)) for rx in self._phrases]
-
-    def first_match(self, folded: str) -> re.Match[str] | None:
-        return self._any[_has_marks(folded)].search(folded) if self._any else None
-
-    def spans(self, folded: str, start: int, end: int) -> list[tuple[int, int]]:
-        """Every match of any term between start and end, in order, not overlapping."""
-        if self._any is None:
-            return []
-        return [m.span() for m in self._any[_has_marks(folded)].finditer(folded, start, end)]
-
 
 def _clause_fts(clause: tuple[Term, ...]) -> str:
     alts = [t.fts() for t in clause]
     return alts[0] if len(alts) == 1 else "(" + " OR ".join(alts) + ")"
-
-
-def _compiled(join: Callable[[Iterable[str]], str], terms: Iterable[Term]) -> list[re.Pattern[str]]:
-    items = list(terms)
-    return [re.compile(join(t.pattern(marks) for t in items)) for marks in (False, True)]
-
-
-def _has_marks(text: str) -> bool:
-    return not text.isascii() and MARKS_RE.search(text) is not None
 
 
 def parse(text: str) -> Query:
@@ -268,52 +157,3 @@ def _term(chunk: str, *, prefix: bool) -> Term | None:
     if not words:
         return None
     return Term(words, prefix)
-
-
-SNIPPET_CHARS = 200
-_LEAD = 60
-
-
-def snippet(query: Query, text: str, folded: str | None = None) -> str | None:
-    """Up to ~200 characters around the first match, each match wrapped in ``**``."""
-    folded = fold(text) if folded is None else folded
-    first = query.first_match(folded)
-    if first is None:
-        return None
-    start = max(0, first.start() - _LEAD)
-    if start > 0:
-        # Start on a word: step forward past the word we landed in.
-        space = text.find(" ", start, first.start())
-        start = space + 1 if space != -1 else first.start()
-    end = min(len(text), start + SNIPPET_CHARS)
-    if end < len(text):
-        space = text.rfind(" ", first.end(), end)
-        if space != -1:
-            end = space
-    # A match longer than the snippet starts inside it: search to its end, mark the part shown.
-    spans = query.spans(folded, start, max(end, first.end()))
-    out: list[str] = ["…"] if start > 0 else []
-    pos = start
-    for s, e in spans:
-        stop = min(e, end)
-        out += [text[pos:s], "**", text[s:stop], "**"]
-        pos = stop
-    out.append(text[pos:end])
-    if end < len(text):
-        out.append("…")
-    return " ".join("".join(out).split())
-
-
-@lru_cache(maxsize=16)
-def parse_cached(text: str) -> Query:
-    """parse, remembered: SQL functions get the query as text on every row."""
-    return parse(text)
-
-
-def sql_match(query_text: str, *texts: str | None) -> int:
-    """``magnotia_match(query, text, ...)`` for SQLite: 1 when query matches across the texts.
-
-    Registered on the read connection by the scan, so matching runs on the
-    reader thread, row by row, where an interrupt can stop it.
-    """
-    return int(parse_cached(query_text).matches(*(fold(t) for t in texts if t)))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from magnotia_mcp.search.querylang import fold
+from magnotia_mcp.search.folding import fold
 
 
 def speaker_key(label: str) -> str:
@@ -31,3 +31,9 @@ def speaker_matches(wanted: str, label: str | None) -> bool:
         return False
     key = speaker_key(wanted)
     return key != "" and key == speaker_key(label)
+
+
+def fold_label(label: str | None) -> str | None:
+    """``magnotia_fold`` for SQLite: a segment's label in the form labels are compared in (``speaker_key``)."""
+    key = speaker_key(label) if label else ""
+    return key or None

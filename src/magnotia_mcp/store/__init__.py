@@ -2,7 +2,8 @@
 
 * ``opening``: opening a connection strictly read-only, and checking the store;
 * ``pool``: the connections the server lends to one call at a time;
-* ``transcripts``, ``search``, ``tasks``: the SQL each tool runs, and rows shaped into results.
+* ``transcripts``, ``tasks``: the SQL each tool runs, and rows shaped into results;
+* ``plans``, ``relevance``, ``hits``: the SQL of a search, returning rows (``search`` shapes them).
 
 Nothing is imported here: the query modules are loaded on the start-up path
 (by the tools), while ``opening`` and ``pool`` pull in sqlite3 and asyncio,

@@ -10,7 +10,8 @@ With the index, three plans give one answer, chosen by how many rows it matches:
   so they stay with "many".
 
 Without the index, a scan reads rows in time order and matches each one with
-the query language's own matcher, inside SQLite on the reader thread.
+the matcher it is given (the query language's), inside SQLite on the reader thread.
+Only SQL lives here: the query comes as its FTS5 expression or its text.
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, Literal
-
-from magnotia_mcp.search.querylang import Query, sql_match
 
 if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio and sqlite3
     import sqlite3
@@ -73,9 +72,10 @@ def where(filt: Filters) -> str:
     return "".join(FILTERS[k] for k, v in filt.items() if v)
 
 
-async def fts_in_order(db: Reader, query: Query, limit: int, filt: Filters, *, oldest: bool) -> list[sqlite3.Row]:
-    """The newest (or oldest) live rows matching every clause, by whichever plan is cheapest."""
-    match = query.fts()
+async def fts_in_order(
+    db: Reader, match: str, limit: int, filt: Filters, *, oldest: bool, has_prefix: bool
+) -> list[sqlite3.Row]:
+    """The newest (or oldest) live rows matching match (every clause), by whichever plan is cheapest."""
     first = await db.all(FTS_FIRST_MATCHES, {"match": match, "cap": MANY_MATCHES + 1})
     if len(first) <= MANY_MATCHES:
         if not first:
@@ -85,7 +85,7 @@ async def fts_in_order(db: Reader, query: Query, limit: int, filt: Filters, *, o
     most = max(MANY_MATCHES, (rows[0] if rows is not None else 0) // MOST_SHARE)
     row = await db.one(FTS_MATCH_COUNT, {"match": match, "cap": most + 1})
     count = row[0] if row is not None else 0
-    plan: Plan = "many" if count <= most or query.has_prefix else "most"
+    plan: Plan = "many" if count <= most or has_prefix else "most"
     return await run_plan(db, plan, match, limit, filt, oldest=oldest)
 
 
@@ -113,12 +113,22 @@ async def run_plan(
 
 
 async def scan_in_order(
-    db: Reader, query: Query, limit: int, filt: Filters, *, oldest: bool, progress: Callable[[int], None] | None
+    db: Reader,
+    match: Callable[..., int],
+    text: str,
+    limit: int,
+    filt: Filters,
+    *,
+    oldest: bool,
+    progress: Callable[[int], None] | None,
 ) -> list[sqlite3.Row]:
-    """The same answer as fts_in_order, found by reading rows in time order."""
-    await db.ensure_function("magnotia_match", sql_match)
+    """The same answer as fts_in_order, found by reading rows in time order.
+
+    match is ``magnotia_match(text, title, raw_text, formatted_text)``: 1 when the query (its text) matches.
+    """
+    await db.ensure_function("magnotia_match", match)
     hits: list[sqlite3.Row] = []
-    async for row in scan(db, SCAN_HITS + where(filt), {**filt, "q": query_text(query)}, oldest, progress):
+    async for row in scan(db, SCAN_HITS + where(filt), {**filt, "q": query_text(text)}, oldest, progress):
         if row["hit"]:
             hits.append(row)
             if len(hits) == limit:
@@ -126,9 +136,10 @@ async def scan_in_order(
     return hits
 
 
-def query_text(query: Query) -> str:
+def query_text(text: str) -> str:
+    """A query's text as SQLite can bind it."""
     # Lone surrogates cannot reach SQLite as text; neither they nor U+FFFD are word characters.
-    return query.text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 async def scan(

@@ -15,8 +15,8 @@ from magnotia_mcp.tools.base import Tool, ToolContext
 async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     # Imported on the first search, not at start-up: the query language and the
     # search plans are a dozen modules that answering initialize does not need.
+    from magnotia_mcp.search.plan import search_transcripts
     from magnotia_mcp.search.querylang import parse
-    from magnotia_mcp.store.search import search_transcripts
 
     query = parse(args["query"])
     window = time_range(args)

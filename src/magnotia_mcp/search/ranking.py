@@ -8,11 +8,10 @@ The order, in both modes:
    the title weighted 4, raw and formatted text 1 each), higher first;
 3. exact ties: newest first.
 
-With the index, SQLite computes BM25 (each term counted once, in an AND or an OR
-of all the terms). Without it, the scan computes the same formula from the same
-statistics, read in its pass over every row: the number of rows, their average
-length in tokens and, per phrase, how many rows hold it (the index counts
-transcripts in the trash too, so the scan does).
+With the index, SQLite computes BM25 (``store.relevance``). Without it, the scan
+computes the same formula from the same statistics, read in its pass over every
+row: the number of rows, their average length in tokens and, per phrase, how many
+rows hold it (the index counts transcripts in the trash too, so the scan does).
 
 The work is bounded (``RANK_CAP``): the transcripts with every term are ranked
 among the newest 1,000 of them; when fewer than the limit have every term, the
@@ -25,44 +24,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from magnotia_mcp.search import tokens
-from magnotia_mcp.search.querylang import Query, fold, parse_cached
-from magnotia_mcp.store.plans import Filters, query_text, scan, where
+from magnotia_mcp.search.folding import fold
+from magnotia_mcp.search.matching import Matcher, matcher_for
+from magnotia_mcp.search.querylang import Query
+from magnotia_mcp.store import relevance
+from magnotia_mcp.store.relevance import WEIGHTS
 
 if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio and sqlite3
+    import sqlite3
+
+    from magnotia_mcp.store.plans import Filters
     from magnotia_mcp.store.pool import Reader
 
-WEIGHTS = (4.0, 1.0, 1.0)  # title, raw_text, formatted_text
 K1, B = 1.2, 0.75
 RANK_CAP = 1_000
-
-# The newest matching live rows, with what a hit shows: the join reads each row to
-# its end (for deleted_at) anyway, so the other columns come at no extra cost.
-NEWEST = (
-    "SELECT t.rowid AS rid, t.id, t.title, t.created_at, t.source"
-    " FROM transcripts_fts AS f JOIN transcripts AS t ON t.rowid = f.rowid"
-    " WHERE f.transcripts_fts MATCH :match AND t.deleted_at IS NULL"
-)
-NEWEST_ORDER = " ORDER BY f.rowid DESC LIMIT :cap"
-# Ranking reads the index alone; only rows already known to be live are kept.
-SCORED = (
-    f"SELECT rowid, bm25(transcripts_fts, {', '.join(map(str, WEIGHTS))})"
-    " FROM transcripts_fts WHERE transcripts_fts MATCH :match"
-)
-IN_CLAUSE = "SELECT rowid FROM transcripts_fts WHERE transcripts_fts MATCH :match"
-FROM_FLOOR = " AND rowid >= :floor"
-# The scan reads every row (the trash too: the statistics must be the index's) and
-# says, per row, whether it may be a hit; matching and counting run in SQLite.
-SCAN_STATS = (
-    "SELECT t.rowid AS rid, t.id, t.title, t.created_at, t.source,"
-    " (t.deleted_at IS NULL{filters}) AS keep,"
-    " magnotia_stats(:q, t.id, t.updated_at, CAST(t.title AS BLOB), CAST(t.raw_text AS BLOB),"
-    " CAST(t.formatted_text AS BLOB)) AS stats"
-    " FROM transcripts AS t WHERE 1"
-)
 
 
 class Candidate(NamedTuple):  # not a dataclass: importing dataclasses costs start-up time
@@ -77,6 +55,11 @@ class Candidate(NamedTuple):  # not a dataclass: importing dataclasses costs sta
     relevance: float  # BM25, higher is better
 
 
+def candidate(row: sqlite3.Row, coverage: int = 0, relevance: float = 0.0) -> Candidate:
+    """A candidate from a row with rid, id, title, created_at and source (a transcript's, or a segment's)."""
+    return Candidate(row["rid"], row["id"], row["title"], row["created_at"], row["source"], coverage, relevance)
+
+
 async def rank_fts(db: Reader, query: Query, limit: int, filt: Filters) -> tuple[list[Candidate], int]:
     """The best live transcripts for query, by the index; and how many were compared."""
     n = len(query.clauses)
@@ -88,9 +71,9 @@ async def rank_fts(db: Reader, query: Query, limit: int, filt: Filters) -> tuple
     # Then partial matches, among the newest that have any of the terms.
     window, scores = await _window(db, query.fts_at_least(1), filt)
     covered = dict.fromkeys(window, 0)
-    floor = {"floor": min(window)} if window else {}
+    floor = min(window) if window else None
     for clause in query.clause_fts():
-        for (rid,) in await db.all(IN_CLAUSE + (FROM_FLOOR if floor else ""), {"match": clause, **floor}):
+        for rid in await relevance.in_clause(db, clause, floor):
             if rid in covered:
                 covered[rid] += 1
     rest = [r._replace(coverage=covered[rid], relevance=scores[rid]) for rid, r in window.items() if rid not in full]
@@ -99,15 +82,8 @@ async def rank_fts(db: Reader, query: Query, limit: int, filt: Filters) -> tuple
 
 async def _window(db: Reader, match: str, filt: Filters) -> tuple[dict[int, Candidate], dict[int, float]]:
     """The newest RANK_CAP live rows matching match (by rowid; not yet scored), and their BM25 scores."""
-    rows = await db.all(NEWEST + where(filt) + NEWEST_ORDER, {**filt, "match": match, "cap": RANK_CAP})
-    window = {r["rid"]: Candidate(r["rid"], r["id"], r["title"], r["created_at"], r["source"], 0, 0.0) for r in rows}
-    if not window:
-        return window, {}
-    params: dict[str, Any] = {"match": match}
-    if len(rows) == RANK_CAP:  # maybe bounded: score only from the oldest row kept on
-        params["floor"] = rows[-1]["rid"]
-    scored = await db.all(SCORED + (FROM_FLOOR if "floor" in params else ""), params)
-    return window, {rid: -s for rid, s in scored if rid in window}
+    rows, scores = await relevance.window(db, match, filt, RANK_CAP)
+    return {r["rid"]: candidate(r) for r in rows}, scores
 
 
 def _order(cands: list[Candidate]) -> list[Candidate]:
@@ -121,29 +97,49 @@ async def rank_scan(
     db: Reader, query: Query, limit: int, filt: Filters, progress: Callable[[int], None] | None
 ) -> tuple[list[Candidate], int]:
     """What rank_fts answers, computed in one pass over every row."""
-    # A connection reads one file for its whole life: its identity goes into the cache key.
-    await db.ensure_function("magnotia_stats", partial(scan_stats, (str(db.path), db.info.identity)))
-    sql = SCAN_STATS.replace("{filters}", where(filt))
     rows = 0
-    tokens = 0
+    length_sum = 0
     df = [0] * len(query.phrases)
     found: list[tuple[Any, list[float], int]] = []
-    async for row in scan(db, sql, {**filt, "q": query_text(query)}, False, progress):
+    async for row in relevance.scan_stats(db, scan_stats, query.text, filt, progress):
         length, freqs = _decode(row["stats"])
         rows += 1
-        tokens += length
+        length_sum += length
         if freqs is None:
             continue
         for i, f in enumerate(freqs):
             df[i] += f > 0
         if row["keep"]:
             found.append((row, freqs, length))
-    scorer = Bm25(rows, tokens, df)
-    cands = [
-        Candidate(r["rid"], r["id"], r["title"], r["created_at"], r["source"], coverage(query, f), scorer(f, n))
-        for r, f, n in found
-    ]
+    scorer = Bm25(rows, length_sum, df)
+    cands = [candidate(r, coverage(query, f), scorer(f, n)) for r, f, n in found]
     return rank_candidates(cands, len(query.clauses), limit)
+
+
+def rank_said(
+    matcher: Matcher, said: dict[str, list[sqlite3.Row]], limit: int, sort: str
+) -> tuple[list[Candidate], int]:
+    """Transcripts ranked on what one speaker said in them (said: their segments, by transcript id)."""
+    query = matcher.query
+    docs = []
+    for segments in said.values():
+        text = fold("\n".join(s["text"] for s in segments))
+        docs.append((segments[0], phrase_freqs(matcher, [text], [1.0]), token_count(text)))
+    df = [sum(f[i] > 0 for _, f, _ in docs) for i in range(len(query.phrases))]
+    scorer = Bm25(len(docs), sum(n for _, _, n in docs), df)
+    cands = [
+        Candidate(
+            s["rid"], s["transcript_id"], s["title"], s["created_at"], s["source"], coverage(query, f), scorer(f, n)
+        )
+        for s, f, n in docs
+    ]
+    n = len(query.clauses)
+    if sort == "relevance":
+        return rank_candidates(cands, n, limit)
+    # In time order the score is the number of terms alone, as without a speaker.
+    full = (c._replace(relevance=0.0) for c in cands if c.coverage == n)
+    timed = sorted(full, key=lambda c: (c.created_at, c.id), reverse=sort == "newest")
+    return timed[:limit], 0
 
 
 def rank_candidates(cands: list[Candidate], clauses: int, limit: int) -> tuple[list[Candidate], int]:
@@ -188,12 +184,12 @@ def token_count(text: str | None) -> int:
     return tokens.token_count(text) if text else 0
 
 
-def phrase_freqs(query: Query, folded_columns: Iterable[str], weights: Iterable[float]) -> list[float]:
+def phrase_freqs(matcher: Matcher, folded_columns: Iterable[str], weights: Iterable[float]) -> list[float]:
     """Per phrase, its hits in each (folded) column times the column's weight, summed."""
-    total = [0.0] * len(query.phrases)
+    total = [0.0] * len(matcher.query.phrases)
     for text, weight in zip(folded_columns, weights, strict=True):
         if text:
-            for i, count in enumerate(query.phrase_counts(text)):
+            for i, count in enumerate(matcher.phrase_counts(text)):
                 total[i] += weight * count
     return total
 
@@ -215,7 +211,7 @@ def scan_stats(
 
     Runs on the reader thread for every row of a relevance scan.
     """
-    query = parse_cached(q)
+    matcher = matcher_for(q)
     cached = _LENGTHS.get((store, id))
     if cached is not None and cached[0] == updated_at:
         length = cached[1]
@@ -224,9 +220,9 @@ def scan_stats(
         if len(_LENGTHS) < _LENGTHS_KEPT:
             _LENGTHS[store, id] = (updated_at, length)
     folded = [fold(t) if t else "" for t in (title, raw, formatted)]
-    if not any(query.matched(*folded)):
+    if not any(matcher.matched(*folded)):
         return str(length)
-    freqs = phrase_freqs(query, folded, WEIGHTS)
+    freqs = phrase_freqs(matcher, folded, WEIGHTS)
     return f"{length}|" + ",".join(f"{f!r}" for f in freqs)
 
 

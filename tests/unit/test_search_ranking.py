@@ -1,4 +1,4 @@
-"""store.ranking: relevance with the full-text index and without it (the scan) is one formula, one answer.
+"""search.ranking: relevance with the full-text index and without it (the scan) is one formula, one answer.
 
 Two real stores hold the same rows, one with the app's ``*_fts`` tables and one
 as an older app wrote it. The rows are designed: a few older transcripts that
@@ -21,10 +21,13 @@ from typing import Any
 import pytest
 
 from devkit.storefactory import StoreBuilder, ts
-from magnotia_mcp.search.querylang import fold, parse
-from magnotia_mcp.store import plans, ranking
+from magnotia_mcp.search import ranking
+from magnotia_mcp.search.folding import fold
+from magnotia_mcp.search.matching import Matcher
+from magnotia_mcp.search.plan import Sort, search_transcripts
+from magnotia_mcp.search.querylang import parse
+from magnotia_mcp.store import plans
 from magnotia_mcp.store.pool import Reader
-from magnotia_mcp.store.search import Sort, search_transcripts
 from tests.support.readers import open_reader
 
 FILLER = [
@@ -331,7 +334,7 @@ def test_newest_and_oldest_require_every_term(loop: asyncio.AbstractEventLoop, r
 
     def matches(r: dict[str, Any]) -> bool:
         texts = [r["title"], r["raw_text"] or " ".join(t for _, t in r["segments"]), r.get("formatted_text") or ""]
-        return query.matches(*(fold(t) for t in texts))
+        return Matcher(query).matches(*(fold(t) for t in texts))
 
     expected = sorted((r for r in live if matches(r)), key=lambda r: (r["created_at"], r["id"]), reverse=True)
     assert len(expected) >= 3
@@ -379,8 +382,8 @@ def test_ranking_is_bounded_to_the_newest_matches(
 ) -> None:
     """With a cap of 5, one term: only the 5 newest matches are ranked, in both modes alike."""
     query = parse("budget")
-    window = _newest_rowids(ROWS, lambda r: query.matches(*(fold(t) for t in _text_of(r))), small_cap)
-    everyone = [r for r in ROWS if not r.get("deleted_at") and query.matches(*(fold(t) for t in _text_of(r)))]
+    window = _newest_rowids(ROWS, lambda r: Matcher(query).matches(*(fold(t) for t in _text_of(r))), small_cap)
+    everyone = [r for r in ROWS if not r.get("deleted_at") and Matcher(query).matches(*(fold(t) for t in _text_of(r)))]
     assert len(everyone) > 2 * small_cap  # the cap does bound something here
     result = _both(loop, readers, "budget", limit=50)
     assert result["ranked_among"] == small_cap
@@ -394,15 +397,15 @@ def test_a_bounded_ranking_of_partial_matches_agrees_in_both_modes(
 ) -> None:
     """Several terms, fewer full matches than the limit: partial matches come from the newest with any term."""
     query = parse("budget hiring")
-    full = _newest_rowids(ROWS, lambda r: query.matches(*(fold(t) for t in _text_of(r))), small_cap)
-    anyterm = _newest_rowids(ROWS, lambda r: any(query.matched(*(fold(t) for t in _text_of(r)))), small_cap)
+    full = _newest_rowids(ROWS, lambda r: Matcher(query).matches(*(fold(t) for t in _text_of(r))), small_cap)
+    anyterm = _newest_rowids(ROWS, lambda r: any(Matcher(query).matched(*(fold(t) for t in _text_of(r)))), small_cap)
     result = _both(loop, readers, "budget hiring", limit=50)
     assert result["ranked_among"] == len(set(full) | set(anyterm))
     assert {h["transcript_id"] for h in result["hits"]} == set(full) | set(anyterm)
     coverage = [len(h["matched_terms"]) for h in result["hits"]]
     assert coverage == sorted(coverage, reverse=True)
     # Enough full matches for the limit: only those are ranked, at most the cap of them.
-    everyone = [r for r in ROWS if not r.get("deleted_at") and query.matches(*(fold(t) for t in _text_of(r)))]
+    everyone = [r for r in ROWS if not r.get("deleted_at") and Matcher(query).matches(*(fold(t) for t in _text_of(r)))]
     assert len(everyone) > small_cap == len(full)
     few = _both(loop, readers, "budget hiring", limit=2)
     assert few["ranked_among"] == small_cap

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from devkit.storefactory import StoreBuilder
+from magnotia_mcp.search import plan
 from magnotia_mcp.search.querylang import parse
-from magnotia_mcp.store import plans, search
+from magnotia_mcp.store import plans
 from magnotia_mcp.store.pool import Reader
 from tests.support.readers import open_reader
 
@@ -126,7 +127,7 @@ def test_few_many_and_most_plans_return_the_same_hits_in_the_same_order(
 
 @pytest.mark.parametrize("sort", ["newest", "oldest"])
 def test_search_runs_each_plan_on_this_store(
-    loop: asyncio.AbstractEventLoop, reader: Reader, monkeypatch: pytest.MonkeyPatch, sort: search.Sort
+    loop: asyncio.AbstractEventLoop, reader: Reader, monkeypatch: pytest.MonkeyPatch, sort: plan.Sort
 ) -> None:
     """The choice itself, in both time orders: a rare word takes few, a common one most, a prefix stays with many.
 
@@ -153,14 +154,14 @@ def test_search_runs_each_plan_on_this_store(
     quoted = f'"{COMMON}"'
     for text in (RARE, quoted, "budg*", COMMON):
         chosen.clear()
-        result = loop.run_until_complete(search.search_transcripts(reader, parse(text), limit=10, sort=sort))
+        result = loop.run_until_complete(plan.search_transcripts(reader, parse(text), limit=10, sort=sort))
         assert result["hits"], text
         expected = {RARE: "few", quoted: "most", "budg*": "many", COMMON: "many"}[text]
         assert chosen == [(expected, sort == "oldest")], (text, chosen)
         times = [h["created_at"] for h in result["hits"]]
         assert times == sorted(times, reverse=sort == "newest")
     chosen.clear()
-    ranked = loop.run_until_complete(search.search_transcripts(reader, parse(COMMON), limit=10))
+    ranked = loop.run_until_complete(plan.search_transcripts(reader, parse(COMMON), limit=10))
     assert ranked["sort"] == "relevance"
     assert ranked["hits"]
     assert chosen == []

@@ -1,0 +1,160 @@
+"""Search hits shaped for the answer: snippet, the terms matched, the best moments and the first matching segment.
+
+The shape is what ``tools/search.py``'s output schema describes (it stays there:
+``tools/list`` needs it at start-up, before the query language is loaded). The
+rows come from ``store.hits``; everything here is Python over them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from magnotia_mcp.search.folding import fold
+from magnotia_mcp.search.ranking import coverage
+from magnotia_mcp.store import hits as rows
+from magnotia_mcp.text import preview
+
+if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio and sqlite3
+    import sqlite3
+
+    from magnotia_mcp.search.matching import Matcher
+    from magnotia_mcp.search.ranking import Candidate
+    from magnotia_mcp.store.pool import Reader
+
+MOMENTS = 3
+HIT_BATCH = 10
+SNIPPET_CHARS = 200
+_LEAD = 60
+
+
+async def shape(
+    db: Reader, matcher: Matcher, ranked: list[Candidate], said: dict[str, list[sqlite3.Row]] | None
+) -> list[dict[str, Any]]:
+    """The hits for ranked candidates; said: a speaker's segments by transcript, when only they count."""
+    hits = []
+    # Texts and segments are read a few hits at a time: the whole text of 50 long
+    # meetings at once would set the server's peak memory.
+    for start in range(0, len(ranked), HIT_BATCH):
+        batch = ranked[start : start + HIT_BATCH]
+        if said is None:
+            texts = await rows.texts(db, [c.rid for c in batch])
+            # With the full-text index a long hit is shaped from the index and its matching segments.
+            long = {rid for rid, r in texts.items() if r["raw_text"] is None}
+            segs = await rows.segments(db, [c.id for c in batch if c.rid not in long])
+        for c in batch:
+            columns: list[str | None]
+            if said is not None:
+                segments = said[c.id]
+                columns = ["\n".join(s["text"] for s in segments)]
+            elif c.rid in long:
+                hits.append(await _long_hit(db, matcher, c))
+                continue
+            else:
+                row = texts.get(c.rid)
+                columns = [c.title, row["raw_text"] if row else None, row["formatted_text"] if row else None]
+                segments = segs.get(c.id, [])
+            matched = matcher.matched(*(fold(t) for t in columns if t))
+            hits.append(_shaped(matcher, c, matched, _best_snippet(matcher, columns), segments))
+    return hits
+
+
+def _shaped(
+    matcher: Matcher, c: Candidate, matched: list[bool], snippet_text: str, segments: list[sqlite3.Row]
+) -> dict[str, Any]:
+    moments, first = _moments(matcher, segments)
+    return {
+        "transcript_id": c.id,
+        "title": c.title,
+        "created_at": c.created_at,
+        "source": c.source,
+        "snippet": snippet_text,
+        # Clauses matched, then BM25 squashed into [0, 1): higher is better, in hit order.
+        "score": round(c.coverage + c.relevance / (1 + c.relevance), 6),
+        "matched_terms": [label for label, hit in zip(matcher.query.labels, matched, strict=True) if hit],
+        "moments": moments,
+        "segment": first,
+    }
+
+
+async def _long_hit(db: Reader, matcher: Matcher, c: Candidate) -> dict[str, Any]:
+    """A hit on a long transcript, shaped without reading its text: the cost follows its matches.
+
+    The clauses it matches come from the full-text index; the snippet and moments from
+    its matching segments (found with the segment index), the snippet from the first
+    of them in spoken order. Only when no segment matches (the words are in the title,
+    or only in the formatted text) is the head of its texts read for a snippet.
+    """
+    query = matcher.query
+    matched = await rows.clauses_hit(db, c.rid, query.clause_fts())
+    segments = await rows.matching_segments(db, c.id, query.fts_at_least(1))
+    found = next((snippet(matcher, s["text"]) for s in segments if matcher.first_match(fold(s["text"]))), None)
+    if found is None:
+        heads = await rows.heads(db, c.rid)
+        columns = [c.title, heads["raw_text"] if heads else None, heads["formatted_text"] if heads else None]
+        found = _best_snippet(matcher, columns)
+    return _shaped(matcher, c, matched, found, segments)
+
+
+def _best_snippet(matcher: Matcher, columns: list[str | None]) -> str:
+    """Around the first match: in the formatted text (it reads best), else the raw text, else the title."""
+    for text in reversed(columns):
+        found = snippet(matcher, text) if text else None
+        if found is not None:
+            return found
+    return preview(columns[0] or "")
+
+
+def _moments(matcher: Matcher, segments: list[sqlite3.Row]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """The segments that match best (most clauses, then most hits; the earlier on ties), and the first that matches."""
+    scored = []
+    for s in segments:
+        folded = fold(s["text"])
+        if matcher.first_match(folded) is not None:
+            counts = matcher.phrase_counts(folded)
+            scored.append(((-coverage(matcher.query, [float(n) for n in counts]), -sum(counts), s["seq"]), s))
+    first = None
+    if scored:
+        s = scored[0][1]  # segments come in spoken order
+        first = {"seq": s["seq"], "start_ms": s["start_ms"], "end_ms": s["end_ms"], "speaker": s["speaker"]}
+    scored.sort(key=lambda item: item[0])
+    moments = [
+        {
+            "seq": s["seq"],
+            "start_ms": s["start_ms"],
+            "end_ms": s["end_ms"],
+            "speaker": s["speaker"],
+            "snippet": snippet(matcher, s["text"]) or preview(s["text"]),
+        }
+        for _, s in scored[:MOMENTS]
+    ]
+    return moments, first
+
+
+def snippet(matcher: Matcher, text: str, folded: str | None = None) -> str | None:
+    """Up to ~200 characters around the first match, each match wrapped in ``**``."""
+    folded = fold(text) if folded is None else folded
+    first = matcher.first_match(folded)
+    if first is None:
+        return None
+    start = max(0, first.start() - _LEAD)
+    if start > 0:
+        # Start on a word: step forward past the word we landed in.
+        space = text.find(" ", start, first.start())
+        start = space + 1 if space != -1 else first.start()
+    end = min(len(text), start + SNIPPET_CHARS)
+    if end < len(text):
+        space = text.rfind(" ", first.end(), end)
+        if space != -1:
+            end = space
+    # A match longer than the snippet starts inside it: search to its end, mark the part shown.
+    spans = matcher.spans(folded, start, max(end, first.end()))
+    out: list[str] = ["…"] if start > 0 else []
+    pos = start
+    for s, e in spans:
+        stop = min(e, end)
+        out += [text[pos:s], "**", text[s:stop], "**"]
+        pos = stop
+    out.append(text[pos:end])
+    if end < len(text):
+        out.append("…")
+    return " ".join("".join(out).split())

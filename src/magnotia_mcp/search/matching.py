@@ -1,0 +1,104 @@
+"""Matching a parsed query in folded text: what the scan uses where the full-text index is missing.
+
+Each term becomes a regular expression over ``fold``ed text that matches where
+FTS5 would (whole tokens, a prefix when the term has one), so a query means the
+same with or without the index. The same patterns count hits for BM25 and find
+the spans a snippet marks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+
+from magnotia_mcp.search.folding import fold
+from magnotia_mcp.search.querylang import Query, Term, parse
+from magnotia_mcp.search.tokens import IN_TOKEN, MARK, MARKS_RE, SEPARATOR_RUN, TOKEN_CHAR
+
+
+def pattern(term: Term, marks: bool = True) -> str:
+    """A regex for term in folded text; marks=False for text without combining marks."""
+    if not marks:  # the common case: literal words, searched fast
+        tail = TOKEN_CHAR + "*" if term.prefix else "(?!" + TOKEN_CHAR + ")"
+        body = SEPARATOR_RUN.join(re.escape(fold(w)) for w in term.words)
+        # The "starts a token" check goes after the first character, not before it:
+        # a pattern that opens with a literal lets the regex engine skip ahead to
+        # candidates instead of trying every position (about 8x faster on long text).
+        first, rest = fold(term.words[0])[0], body[len(re.escape(fold(term.words[0])[0])) :]
+        return re.escape(first) + "(?<!" + TOKEN_CHAR + ".)" + rest + tail
+    # Each character may carry dropped marks after it; a match starts and ends on token edges.
+    parts = ["".join(re.escape(c) + MARK + "*" for c in fold(w)) for w in term.words]
+    body = SEPARATOR_RUN.join(parts)
+    tail = IN_TOKEN + "*" if term.prefix else "(?!" + IN_TOKEN + ")"
+    return "(?<!" + TOKEN_CHAR + ")(?<!" + MARK + ")" + MARK + "*" + body + tail
+
+
+class Matcher:
+    """A query's terms compiled for folded text: which clauses match, how often each phrase, where.
+
+    A clause matches when any of its terms does; ``matches`` (every clause) is
+    what sorting by time requires, ``matched`` (per clause) what ranking counts.
+    """
+
+    __slots__ = ("_any", "_clauses", "_phrases", "query")
+
+    def __init__(self, query: Query) -> None:
+        self.query = query
+        # Two compiled forms of each pattern: [plain, with combining marks]. Text with no
+        # combining marks (nearly all of it) gets the plain one, several times faster.
+        self._clauses = [_compiled("|".join, clause) for clause in query.clauses]
+        self._phrases = [_compiled("".join, (t,)) for t in query.phrases]
+        self._any = _compiled("|".join, query.phrases) if query.phrases else None
+
+    def matches(self, *folded_texts: str) -> bool:
+        """True when every clause matches in at least one of the (folded) texts."""
+        return all(self.matched(*folded_texts))
+
+    def matched(self, *folded_texts: str) -> list[bool]:
+        """For each clause, whether it matches in at least one of the (folded) texts."""
+        forms = [(t, _has_marks(t)) for t in folded_texts]
+        return [any(rx[marks].search(t) for t, marks in forms) for rx in self._clauses]
+
+    def phrase_counts(self, folded: str) -> list[int]:
+        """How often each phrase occurs in folded text (what FTS5 counts as its hits)."""
+        marks = _has_marks(folded)
+        return [sum(1 for _ in rx[marks].finditer(folded)) for rx in self._phrases]
+
+    def first_match(self, folded: str) -> re.Match[str] | None:
+        return self._any[_has_marks(folded)].search(folded) if self._any else None
+
+    def spans(self, folded: str, start: int, end: int) -> list[tuple[int, int]]:
+        """Every match of any term between start and end, in order, not overlapping."""
+        if self._any is None:
+            return []
+        return [m.span() for m in self._any[_has_marks(folded)].finditer(folded, start, end)]
+
+
+def _compiled(join: Callable[[Iterable[str]], str], terms: Iterable[Term]) -> list[re.Pattern[str]]:
+    items = list(terms)
+    return [re.compile(join(pattern(t, marks) for t in items)) for marks in (False, True)]
+
+
+def _has_marks(text: str) -> bool:
+    return not text.isascii() and MARKS_RE.search(text) is not None
+
+
+@lru_cache(maxsize=16)
+def matcher_for(text: str) -> Matcher:
+    """The matcher of a query's text, remembered: SQL functions get the query as text on every row."""
+    return Matcher(parse(text))
+
+
+def sql_match(query_text: str, *texts: str | None) -> int:
+    """``magnotia_match(query, text, ...)`` for SQLite: 1 when query matches across the texts.
+
+    Registered on the read connection by the scan, so matching runs on the
+    reader thread, row by row, where an interrupt can stop it.
+    """
+    return int(matcher_for(query_text).matches(*(fold(t) for t in texts if t)))
+
+
+def sql_any_clause(query_text: str, text: str | None) -> int:
+    """``magnotia_any(query, text)`` for SQLite: 1 when any clause of the query matches text."""
+    return int(text is not None and any(matcher_for(query_text).matched(fold(text))))

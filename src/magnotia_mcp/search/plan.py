@@ -1,0 +1,91 @@
+"""search_transcripts: the hits for a query, each with a snippet, the terms it matched and its best moments.
+
+The walk: this module picks the plan, the store runs its SQL and returns rows
+(``store.plans`` for time order, ``store.relevance`` for ranking, ``store.hits``
+for what a hit shows), and ``ranking`` and ``hits`` turn the rows into the answer.
+The same query means the same with or without the store's full-text index
+(``mode`` says which was used). With a ``speaker``, only what that speaker said
+counts: the hits are the transcripts where they said something that matches,
+ranked on their words alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
+
+from magnotia_mcp.search import hits, ranking
+from magnotia_mcp.search.matching import Matcher, sql_any_clause, sql_match
+from magnotia_mcp.search.ranking import candidate, rank_fts, rank_said, rank_scan
+from magnotia_mcp.search.speakers import fold_label, speaker_key
+from magnotia_mcp.store import hits as hit_rows
+from magnotia_mcp.store import plans
+
+if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio and sqlite3
+    import sqlite3
+
+    from magnotia_mcp.search.querylang import Query
+    from magnotia_mcp.store.plans import Filters
+    from magnotia_mcp.store.pool import Reader
+
+Sort = Literal["relevance", "newest", "oldest"]
+
+
+async def search_transcripts(
+    db: Reader,
+    query: Query,
+    *,
+    limit: int,
+    sort: Sort = "relevance",
+    since: str | None = None,
+    until: str | None = None,
+    source: str | None = None,
+    speaker: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """Hits for query: the most relevant first, or in time order, every clause required."""
+    mode = "fts" if db.has_fts else "scan"
+    result: dict[str, Any] = {"query": query.text, "mode": mode, "sort": sort, "ranked_among": 0, "hits": []}
+    if query.empty:
+        return result
+    matcher = Matcher(query)
+    filt: Filters = {"since": since, "until": until, "source": source}
+    said: dict[str, list[sqlite3.Row]] | None = None
+    ranked: list[ranking.Candidate]
+    if speaker is not None:
+        said = await _said(db, query, filt, speaker_key(speaker), progress)
+        ranked, among = rank_said(matcher, said, limit, sort)
+    elif sort != "relevance":
+        oldest = sort == "oldest"
+        if db.has_fts:
+            rows = await plans.fts_in_order(db, query.fts(), limit, filt, oldest=oldest, has_prefix=query.has_prefix)
+        else:
+            rows = await plans.scan_in_order(db, sql_match, query.text, limit, filt, oldest=oldest, progress=progress)
+        ranked, among = [candidate(r, len(query.clauses)) for r in rows], 0
+    elif db.has_fts:
+        ranked, among = await rank_fts(db, query, limit, filt)
+    else:
+        ranked, among = await rank_scan(db, query, limit, filt, progress)
+    result["ranked_among"] = among if sort == "relevance" else len(ranked)
+    result["hits"] = await hits.shape(db, matcher, ranked, said)
+    return result
+
+
+async def _said(
+    db: Reader, query: Query, filt: Filters, speaker: str, progress: Callable[[int], None] | None
+) -> dict[str, list[sqlite3.Row]]:
+    """What one speaker said that may match, by transcript, in spoken order."""
+    rows = await hit_rows.speaker_segments(
+        db,
+        speaker,
+        filt,
+        match=query.fts_at_least(1),
+        text=query.text,
+        fold_label=fold_label,
+        any_clause=sql_any_clause,
+        progress=progress,
+    )
+    said: dict[str, list[sqlite3.Row]] = {}
+    for r in sorted(rows, key=lambda r: (r["transcript_id"], r["seq"])):
+        said.setdefault(r["transcript_id"], []).append(r)
+    return said

@@ -1,0 +1,156 @@
+"""The SQL behind search hits: their texts and segments, and a speaker's segments that may match.
+
+Rows only: ``search.hits`` shapes them into hits (snippets, moments, matched
+terms). The query comes as FTS5 expressions, or as its text plus the functions
+that match it inside SQLite when a store has no segment index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from magnotia_mcp.store import layouts
+from magnotia_mcp.store.plans import SCAN_BATCH, Filters, query_text, where
+from magnotia_mcp.store.transcripts import SHORT
+
+if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio and sqlite3
+    import sqlite3
+
+    from magnotia_mcp.store.pool import Reader
+
+# A short hit's texts come whole; a long one's (NULL here) are not read at all: see search.hits.
+HIT_TEXTS = (
+    f"SELECT rowid AS rid, CASE WHEN {SHORT} THEN raw_text END AS raw_text,"
+    f" CASE WHEN {SHORT} THEN formatted_text END AS formatted_text FROM transcripts WHERE rowid IN ({{marks}})"
+)
+HIT_SEGMENTS = (
+    "SELECT transcript_id, seq, start_ms, end_ms, speaker, text FROM segments"
+    " WHERE transcript_id IN ({marks}) ORDER BY transcript_id, seq"
+)
+# A long hit: which clauses it matches, by the index (one lookup per clause, by rowid) ...
+_CLAUSE_HIT = "(SELECT 1 FROM transcripts_fts WHERE transcripts_fts MATCH :c{k} AND rowid = :rid) IS NOT NULL"
+# ... and its matching segments, by the segment index within the range of its segment ids,
+# in spoken order; at most MATCHING of them (a common word in a 10-hour meeting).
+LONG_HIT_SEGMENTS = (
+    "SELECT s.seq, s.start_ms, s.end_ms, s.speaker, s.text FROM segments_fts AS g"
+    " JOIN segments AS s ON s.id = g.rowid"
+    " WHERE g.segments_fts MATCH :match AND g.rowid BETWEEN :lo AND :hi AND s.transcript_id = :id"
+    " ORDER BY s.seq LIMIT :most"
+)
+MATCHING = 1000
+# The head of a long hit's texts, for a snippet when no segment matches (a match in the title, say).
+LONG_HIT_HEADS = (
+    "SELECT substr(raw_text, 1, :n) AS raw_text, substr(formatted_text, 1, :n) AS formatted_text"
+    " FROM transcripts WHERE rowid = :rid"
+)
+HEAD_CHARS = 20_000
+_SPEAKER_SEGMENTS = (
+    " s.transcript_id, s.seq, s.start_ms, s.end_ms, s.speaker, s.text, t.rowid AS rid, t.title, t.created_at, t.source"
+)
+# A speaker's segments that may match: found by the segment index where there is one.
+SPEAKER_FTS = (
+    "SELECT" + _SPEAKER_SEGMENTS + " FROM segments_fts AS g JOIN segments AS s ON s.id = g.rowid"
+    " JOIN transcripts AS t ON t.id = s.transcript_id"
+    " WHERE g.segments_fts MATCH :match AND t.deleted_at IS NULL AND magnotia_fold(CAST(s.speaker AS BLOB)) = :speaker"
+)
+# Without a segment index: every segment of the speaker, matched on the reader thread.
+SPEAKER_SCAN = (
+    "SELECT s.id AS sid," + _SPEAKER_SEGMENTS + ", magnotia_any(:q, CAST(s.text AS BLOB)) AS hit"
+    " FROM segments AS s JOIN transcripts AS t ON t.id = s.transcript_id"
+    " WHERE t.deleted_at IS NULL AND magnotia_fold(CAST(s.speaker AS BLOB)) = :speaker AND s.id > :after"
+)
+SPEAKER_BATCH = " ORDER BY s.id LIMIT :batch"
+
+
+async def texts(db: Reader, rids: list[int]) -> dict[int, sqlite3.Row]:
+    """By rowid, the raw and formatted texts of a few hits; both NULL for a long one, read by the index instead.
+
+    In scan mode every text is read anyway, so every hit is read whole.
+    """
+    marks = {f"r{k}": rid for k, rid in enumerate(rids)}
+    long_bytes = layouts.LONG_TEXT_BYTES if db.has_fts else None
+    rows = await db.all(HIT_TEXTS.format(marks=",".join(":" + m for m in marks)), {**marks, "long": long_bytes})
+    return {r["rid"]: r for r in rows}
+
+
+async def segments(db: Reader, ids: list[str]) -> dict[str, list[sqlite3.Row]]:
+    """By transcript id, the segments of a few transcripts in spoken order."""
+    found: dict[str, list[sqlite3.Row]] = {}
+    for s in await db.all(HIT_SEGMENTS.format(marks=",".join("?" * len(ids))), ids):
+        found.setdefault(s["transcript_id"], []).append(s)
+    return found
+
+
+async def clauses_hit(db: Reader, rid: int, clauses: list[str]) -> list[bool]:
+    """For each clause's FTS5 expression, whether the transcript at rowid rid matches it."""
+    flags = ", ".join(_CLAUSE_HIT.format(k=k) + f" AS m{k}" for k in range(len(clauses)))
+    row = await db.one(f"SELECT {flags}", {"rid": rid, **{f"c{k}": m for k, m in enumerate(clauses)}})
+    return [bool(row[f"m{k}"]) for k in range(len(clauses))] if row else [False] * len(clauses)
+
+
+async def matching_segments(db: Reader, transcript_id: str, match: str) -> list[sqlite3.Row]:
+    """A long transcript's segments matching match (at most MATCHING), in spoken order; on an older store, all."""
+    if db.info.has_segment_fts:
+        ids = await layouts.segment_ids(db, transcript_id)
+        if ids is None:
+            return []
+        params = {"match": match, "lo": ids[0], "hi": ids[1], "id": transcript_id, "most": MATCHING}
+        return await db.all(LONG_HIT_SEGMENTS, params)
+    # An older store: its segments are read, the text still is not.
+    return await db.all(HIT_SEGMENTS.format(marks="?"), [transcript_id])
+
+
+async def heads(db: Reader, rid: int) -> sqlite3.Row | None:
+    """The first HEAD_CHARS characters of a transcript's raw and formatted texts."""
+    return await db.one(LONG_HIT_HEADS, {"rid": rid, "n": HEAD_CHARS})
+
+
+async def speaker_segments(
+    db: Reader,
+    speaker: str,
+    filt: Filters,
+    *,
+    match: str,
+    text: str,
+    fold_label: Callable[[str | None], str | None],
+    any_clause: Callable[[str, str | None], int],
+    progress: Callable[[int], None] | None,
+) -> list[sqlite3.Row]:
+    """The live segments of one speaker (labels as fold_label gives them) that may match the query.
+
+    By the segment index (match: any clause's expression), else by a scan matching the
+    query's text with any_clause on the reader thread.
+    """
+    await db.ensure_function("magnotia_fold", fold_label)
+    params: dict[str, Any] = {**filt, "speaker": speaker}
+    if db.info.has_segment_fts:
+        return await db.all(SPEAKER_FTS + where(filt), {**params, "match": match})
+    return await _scan_speaker(db, text, any_clause, where(filt), params, progress)
+
+
+async def _scan_speaker(
+    db: Reader,
+    text: str,
+    any_clause: Callable[[str, str | None], int],
+    filters: str,
+    params: dict[str, Any],
+    progress: Callable[[int], None] | None,
+) -> list[sqlite3.Row]:
+    """SPEAKER_SCAN's rows, read in batches of segments (by their id) so an interrupt can stop it."""
+    await db.ensure_function("magnotia_any", any_clause)
+    rows: list[sqlite3.Row] = []
+    transcripts: set[str] = set()  # progress counts transcripts, as the other scans do
+    after = -1
+    while True:
+        batch = await db.all(
+            SPEAKER_SCAN + filters + SPEAKER_BATCH,
+            {**params, "q": query_text(text), "after": after, "batch": SCAN_BATCH},
+        )
+        rows += [r for r in batch if r["hit"]]
+        transcripts.update(r["transcript_id"] for r in batch)
+        if progress:
+            progress(len(transcripts))
+        if len(batch) < SCAN_BATCH:
+            return rows
+        after = batch[-1]["sid"]
