@@ -7,7 +7,7 @@
 
 Run from the repository root, with the package's dependencies installed (the source in src/ is what is
 measured, ahead of any installed copy). One real ``tools/call`` runs in-process on a small store made with
-tests/support/storefactory.py, answered by the server ``protocol.methods.new_server`` builds, under
+devkit/storefactory.py, answered by the server ``protocol.methods.new_server`` builds, under
 ``sys.setprofile`` (and ``threading.setprofile``: SQL functions run on the reader thread).
 
 Definitions:
@@ -43,8 +43,7 @@ from typing import Any
 # The source in this checkout is what is measured (ahead of any installed copy); tests/ makes the store.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-from tests.support.storefactory import StoreBuilder, ts
-
+from devkit.storefactory import StoreBuilder, ts
 from magnotia_mcp.protocol.methods import new_server
 from magnotia_mcp.store.pool import Store
 
