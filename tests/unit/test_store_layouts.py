@@ -22,7 +22,7 @@ from magnotia_mcp.errors import ToolError
 from magnotia_mcp.search.querylang import parse
 from magnotia_mcp.store import layouts, search, transcripts
 from magnotia_mcp.store.layouts import Placement
-from magnotia_mcp.store.pool import Reader
+from magnotia_mcp.store.reader import Reader
 from tests.support.readers import open_reader
 from tests.support.storefactory import StoreBuilder, ts
 

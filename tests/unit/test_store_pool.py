@@ -13,7 +13,8 @@ import pytest
 
 from magnotia_mcp.errors import StoreError
 from magnotia_mcp.store.opening import _authorize, open_readonly
-from magnotia_mcp.store.pool import Reader, Store
+from magnotia_mcp.store.pool import Store
+from magnotia_mcp.store.reader import Reader
 from tests.support.app import Player
 from tests.support.storefactory import StoreBuilder, ts
 

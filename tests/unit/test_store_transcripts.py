@@ -17,7 +17,7 @@ import pytest
 
 from magnotia_mcp.errors import NotFound
 from magnotia_mcp.store import transcripts
-from magnotia_mcp.store.pool import Reader
+from magnotia_mcp.store.reader import Reader
 from tests.support.readers import open_reader
 from tests.support.storefactory import StoreBuilder, ts
 

@@ -30,8 +30,8 @@ from itertools import accumulate
 from operator import add
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio and sqlite3
-    from magnotia_mcp.store.pool import Reader
+if TYPE_CHECKING:  # only for annotations: importing the reader pulls in asyncio and sqlite3
+    from magnotia_mcp.store.reader import Reader
 
 # Raw text longer than this (in bytes, which SQLite knows without reading the text) is read by window.
 LONG_TEXT_BYTES = 65_536

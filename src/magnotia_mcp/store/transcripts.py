@@ -16,10 +16,10 @@ from magnotia_mcp.store import layouts
 from magnotia_mcp.store.layouts import Placement
 from magnotia_mcp.text import preview, window_end
 
-if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio and sqlite3
+if TYPE_CHECKING:  # only for annotations: importing the reader pulls in asyncio and sqlite3
     import sqlite3
 
-    from magnotia_mcp.store.pool import Reader
+    from magnotia_mcp.store.reader import Reader
 
 # A transcript's speaker labels, each once, in order of first appearance: the
 # segments are walked in seq order on the UNIQUE (transcript_id, seq) index and
