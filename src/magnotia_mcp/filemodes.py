@@ -14,6 +14,8 @@ where only a file's owner may rename or remove it. Otherwise another user could 
 "This user's own group" is Debian's rule for ssh (user-group-modes): the group's only member, primary
 or listed, is this user. It lets a umask of 002 with per-user groups (the Debian and Ubuntu default)
 pass. Windows has neither owners nor modes of this kind: these checks are skipped there.
+
+``read_capped`` reads such a file (and a host's config) without hanging on a FIFO or reading without end.
 """
 
 from __future__ import annotations
@@ -22,9 +24,46 @@ import os
 import shlex
 import stat
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 POSIX = sys.platform != "win32"
+# Non-blocking: a FIFO put where a file was expected fails the checks instead of waiting for a writer.
+_READ_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CHUNK = 1024 * 1024
+
+
+def read_capped(
+    path: Path, limit: int, check: Callable[[os.stat_result], None], *, follow: bool = True
+) -> tuple[bytes, os.stat_result]:
+    """path's bytes (at most limit + 1 of them: more means it is over the cap) and its fstat.
+
+    Opened non-blocking (and with O_NOFOLLOW unless follow), then check is given the open file's
+    fstat before anything is read: it raises to refuse what is not a regular file, is over limit
+    bytes, or is otherwise unfit. OSError from the open is the caller's to explain.
+    """
+    fd = os.open(path, _READ_FLAGS | (0 if follow else _O_NOFOLLOW))
+    try:
+        st = os.fstat(fd)
+        check(st)
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(_CHUNK, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks), st
 
 
 def token_file_problem(st: os.stat_result, path: str) -> str | None:

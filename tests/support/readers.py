@@ -6,7 +6,8 @@ import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
-from magnotia_mcp.store.pool import Reader, Store
+from magnotia_mcp.store.pool import Store
+from magnotia_mcp.store.reader import Reader
 
 
 def open_reader(path: Path, loop: asyncio.AbstractEventLoop) -> Iterator[Reader]:

@@ -98,6 +98,34 @@ def test_strict_json_refuses_comments_and_trailing_commas() -> None:
             jsonc.parse(text, comments=False)
 
 
+@pytest.mark.parametrize(
+    "key", ["plain", 'a \\"quoted\\" \\\\ back', "\\u00e9t\\u00e9 \\ud83d\\ude00 \\ud800", "tab\\tnew\\nline", ""]
+)
+def test_keys_decode_as_json_says_and_keep_their_span(key: str) -> None:
+    text = '{"' + key + '": 1, "after": 2}'
+    root = jsonc.parse(text, comments=True)
+    assert root.value == json.loads(text)
+    first, second = root.members
+    assert text[first.key_start] == '"'
+    assert text[second.key_start :].startswith('"after"')
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ('{"a\x01b": 1}', "Invalid control character at: line 1 column 4 (char 3)"),
+        ('{"a\\qb": 1}', "Invalid \\escape: line 1 column 4 (char 3)"),
+        ('{"a\\u12": 1}', "Invalid \\uXXXX escape: line 1 column 5 (char 4)"),
+        ('{\n  "open', "Unterminated string starting at: line 2 column 3 (char 4)"),
+        ('{"x\x01', "Invalid control character at: line 1 column 4 (char 3)"),
+    ],
+)
+def test_a_bad_string_is_refused_saying_what_and_where(text: str, why: str) -> None:
+    with pytest.raises(jsonc.NotEditable) as refused:
+        jsonc.parse(text, comments=True)
+    assert why in str(refused.value)
+
+
 def test_a_codex_table_elsewhere_in_the_file_is_replaced_in_place() -> None:
     text = '[mcp_servers.magnotia]\ncommand = "old"\n\n# about b\n[b]\nx = 1\n'
     new = toml_table.set_table(text, "magnotia", ENTRY)

@@ -24,7 +24,7 @@ from magnotia_mcp.search import plan
 from magnotia_mcp.search.querylang import parse
 from magnotia_mcp.store import layouts, transcripts
 from magnotia_mcp.store.layouts import Placement
-from magnotia_mcp.store.pool import Reader
+from magnotia_mcp.store.reader import Reader
 from tests.support.readers import open_reader
 
 SEGMENTS = 4_000

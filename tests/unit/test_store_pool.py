@@ -14,7 +14,8 @@ import pytest
 from devkit.storefactory import StoreBuilder, ts
 from magnotia_mcp.errors import StoreError
 from magnotia_mcp.store.opening import _authorize, open_readonly
-from magnotia_mcp.store.pool import Reader, Store
+from magnotia_mcp.store.pool import Store
+from magnotia_mcp.store.reader import Reader
 from tests.support.app import Player
 
 T = TypeVar("T")

@@ -18,7 +18,7 @@ import pytest
 from devkit.storefactory import StoreBuilder, ts
 from magnotia_mcp.errors import NotFound
 from magnotia_mcp.store import transcripts
-from magnotia_mcp.store.pool import Reader
+from magnotia_mcp.store.reader import Reader
 from tests.support.readers import open_reader
 
 TRASH = "2026-06-01T00:00:00.000Z"

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from magnotia_mcp.filemodes import read_capped
 from magnotia_mcp.install.jsonc import NotEditable
 
 MiB = 1024 * 1024
@@ -36,7 +37,6 @@ NEW_FOLDER_MODE = 0o700
 _TRIES = 100  # names tried for a backup or temporary file before giving up
 
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_BINARY = getattr(os, "O_BINARY", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -134,14 +134,8 @@ def load(path: Path, limit: int = MAX_BYTES) -> Config:
     if not exists:
         return Config(path, path, None, None)
     before = _regular(target, path)
-    try:
-        fd = os.open(target, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC | _O_BINARY)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise Refused("it became a symbolic link while being opened; run this again") from None
-        raise _os_error(exc) from None
-    try:
-        st = os.fstat(fd)
+
+    def check(st: os.stat_result) -> None:
         if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != (before.st_dev, before.st_ino):
             raise Refused("it was replaced while being opened; run this again")
         if st.st_size > limit:
@@ -149,19 +143,16 @@ def load(path: Path, limit: int = MAX_BYTES) -> Config:
                 f"it is {st.st_size:,} bytes, more than the {limit // MiB} MiB this command reads from a host's "
                 "config; check that this is the host's config file (and trim it if it is)"
             )
-        chunks = []
-        size = 0
-        while size <= limit:
-            chunk = os.read(fd, min(MiB, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:
-            raise Refused(f"it grew past the {limit // MiB} MiB this command reads while being read")
-    finally:
-        os.close(fd)
-    return Config(path, target, b"".join(chunks), st)
+
+    try:
+        data, st = read_capped(target, limit, check, follow=False)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Refused("it became a symbolic link while being opened; run this again") from None
+        raise _os_error(exc) from None
+    if len(data) > limit:
+        raise Refused(f"it grew past the {limit // MiB} MiB this command reads while being read")
+    return Config(path, target, data, st)
 
 
 def _check_folders(folder: Path) -> list[Path]:

@@ -11,14 +11,27 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
-# The standard library's string scanner (the one json.loads uses): escapes decoded exactly as JSON says.
-_scanstring = cast(Callable[[str, int, bool], tuple[str, int]], json.decoder.__dict__["scanstring"])
+# A string literal: to the first quote no backslash escapes. json.loads then decodes (and checks) it
+# exactly as JSON says.
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+
+
+def _string_at(text: str, start: int) -> tuple[str, int]:
+    """The string literal whose quote is at text[start], and where it ends; ValueError says what is wrong where."""
+    literal = _STRING.match(text, start)
+    try:
+        # Unterminated: decoding the rest says what comes first, a bad character or the end.
+        value: str = json.loads(literal.group(0) if literal else text[start:])
+    except json.JSONDecodeError as exc:
+        raise json.JSONDecodeError(exc.msg, text, start + exc.pos) from None  # where in the whole text
+    if literal is None:  # not reached: without a closing quote the rest cannot decode as one string
+        raise json.JSONDecodeError("Unterminated string starting at", text, start)
+    return value, literal.end()
 
 
 class NotEditable(Exception):
@@ -111,7 +124,7 @@ class _Parser:
 
     def string(self) -> str:
         try:
-            value, self.pos = _scanstring(self.text, self.pos + 1, True)
+            value, self.pos = _string_at(self.text, self.pos)
         except ValueError as exc:
             raise self.fail(f"bad string ({exc})") from None
         return value

@@ -24,14 +24,15 @@ from __future__ import annotations
 import json
 from array import array
 from bisect import bisect_left, bisect_right
-from collections import OrderedDict
 from collections.abc import Sequence
 from itertools import accumulate
 from operator import add
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio and sqlite3
-    from magnotia_mcp.store.pool import Reader
+from magnotia_mcp.lru import LRU
+
+if TYPE_CHECKING:  # only for annotations: importing the reader pulls in asyncio and sqlite3
+    from magnotia_mcp.store.reader import Reader
 
 # Raw text longer than this (in bytes, which SQLite knows without reading the text) is read by window.
 LONG_TEXT_BYTES = 65_536
@@ -140,27 +141,8 @@ SPEAKERS = (
 SEGMENT_IDS = "SELECT min(id) AS lo, max(id) AS hi FROM segments WHERE transcript_id = :id"
 
 
-class _Cache:
-    """Layouts and speaker lists of long transcripts, for the store generation they were read in."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._entries: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
-
-    def get(self, key: tuple[Any, ...]) -> Any:
-        value = self._entries.get(key)
-        if value is not None:
-            self._entries.move_to_end(key)
-        return value
-
-    def put(self, key: tuple[Any, ...], value: Any) -> None:
-        self._entries[key] = value
-        self._entries.move_to_end(key)
-        while len(self._entries) > self.size:
-            self._entries.popitem(last=False)
-
-
-_CACHE = _Cache(CACHED * 4)  # layouts, and speaker lists (much smaller) of long list rows
+# Layouts, and speaker lists (much smaller) of long list rows, each for the store generation it was read in.
+_CACHE: LRU[tuple[Any, ...], Any] = LRU(CACHED * 4)
 
 
 def _key(db: Reader, kind: str, transcript_id: str) -> tuple[Any, ...]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio and sqlite3
+if TYPE_CHECKING:  # only for annotations: importing the reader pulls in asyncio and sqlite3
     import sqlite3
 
-    from magnotia_mcp.store.pool import Reader
+    from magnotia_mcp.store.reader import Reader
 
 
 # Open before done, dated before undated (earliest due first), then newest first.

@@ -1,5 +1,7 @@
 """Reading transcripts: list pages, one transcript's window, and ids for completion.
 
+Where a window falls (its characters and segments) is ``windows``; reading it is here.
+
 Statements are constants with ``:named`` parameters; optional filters are
 separate constant fragments appended in a fixed order, so each filter
 combination is one cached prepared statement and the planner still sees
@@ -9,17 +11,15 @@ plain range conditions it can use the schema's indexes for.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
-from magnotia_mcp.errors import InvalidArguments, NotFound
+from magnotia_mcp.errors import NotFound
 from magnotia_mcp.store import layouts
-from magnotia_mcp.store.layouts import Placement
+from magnotia_mcp.store.windows import NOWHERE, Read, Window, bounds, fields, raw_range, segment, short
 from magnotia_mcp.text import preview, window_end
 
-if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio and sqlite3
-    import sqlite3
-
-    from magnotia_mcp.store.pool import Reader
+if TYPE_CHECKING:  # only for annotations: importing the reader pulls in asyncio and sqlite3
+    from magnotia_mcp.store.reader import Reader
 
 # A transcript's speaker labels, each once, in order of first appearance: the
 # segments are walked in seq order on the UNIQUE (transcript_id, seq) index and
@@ -146,18 +146,6 @@ async def list_transcripts(
     return page, ((page[-1]["created_at"], page[-1]["id"]) if more else None)
 
 
-class Window(NamedTuple):
-    """Which part of a transcript to read: from a character offset, or between two times (milliseconds)."""
-
-    offset: int = 0
-    start_ms: int | None = None
-    end_ms: int | None = None
-
-    @property
-    def by_time(self) -> bool:
-        return self.start_ms is not None or self.end_ms is not None
-
-
 async def get_transcript(
     db: Reader,
     *,
@@ -192,9 +180,9 @@ async def get_transcript(
             row = await db.one(sql, {"id": transcript_id, "long": 1 << 62})
             if row is None:
                 raise NotFound(f"Transcript {transcript_id} not found")
-            read = _short(row, fmt, window, max_chars, with_segments)
+            read = short(row, fmt, window, max_chars, with_segments)
     else:
-        read = _short(row, fmt, window, max_chars, with_segments)
+        read = short(row, fmt, window, max_chars, with_segments)
     result.update(read.fields)
     result["speakers"] = read.speakers
     if include_segments:
@@ -203,46 +191,9 @@ async def get_transcript(
     return result
 
 
-class _Read(NamedTuple):
-    fields: dict[str, Any]  # format, text, offset, total_chars, next_offset
-    speakers: list[str]
-    segments: list[dict[str, Any]]
-
-
-def _short(row: sqlite3.Row, fmt: str, window: Window, max_chars: int, with_segments: bool) -> _Read:
-    """A window of a transcript read whole: cut in Python."""
-    formatted = row["formatted_text"]
-    used = "formatted" if fmt == "formatted" and formatted is not None else "raw"
-    raw: str = row["raw_text"]
-    text: str = formatted if used == "formatted" else raw
-    total = len(text)
-    segments: list[list[Any]] = json.loads(row["segments_json"]) if with_segments else []
-    placement = Placement(
-        [s[0] for s in segments],
-        [len(s[4]) for s in segments],
-        [s[1] for s in segments],
-        [s[2] for s in segments],
-        len(raw),
-    )
-    scale = total / max(len(raw), 1)
-    start, limit = _bounds(window, placement, scale, total, max_chars)
-    end = window_end(text, start, limit)
-    names = (
-        list(dict.fromkeys(s[3] for s in segments if s[3] is not None))
-        if with_segments
-        else json.loads(row["speakers_json"])
-    )
-    lo, hi = _raw_range(window, placement, start, end, total, len(raw))
-    shown = [_segment(s) for k, s in enumerate(segments) if placement.overlaps(k, lo, hi)]
-    return _Read(_fields(used, text[start:end], start, end, total), names, shown)
-
-
-_NOWHERE = Placement([], [], [], [], 0)
-
-
 async def _long(
     db: Reader, transcript_id: str, fmt: str, window: Window, max_chars: int, include_segments: bool
-) -> _Read | None:
+) -> Read | None:
     """A window of a long transcript, read by window: its cost follows the window, not the transcript."""
     lay = await layouts.layout(db, transcript_id)
     if lay is None:
@@ -253,13 +204,13 @@ async def _long(
         return None
     # Where the segments sit: only for a time window or segments, and read once.
     need = include_segments or window.by_time
-    placement = await layouts.placement(db, transcript_id, lay.raw_chars) if need else _NOWHERE
+    placement = await layouts.placement(db, transcript_id, lay.raw_chars) if need else NOWHERE
     scale = total / max(lay.raw_chars, 1)
-    start, limit = _bounds(window, placement, scale, total, max_chars)
+    start, limit = bounds(window, placement, scale, total, max_chars)
     # Never more than the text holds: the resource asks for sys.maxsize characters, past SQLite's integers.
     n = min(limit, total - start) + _SLACK
     while True:
-        i, j = placement.around(*_raw_range(window, placement, start, start + n, total, lay.raw_chars))
+        i, j = placement.around(*raw_range(window, placement, start, start + n, total, lay.raw_chars))
         params = {"id": transcript_id, "start": start, "n": n, "first": -1, "last": -1}
         if j > i:
             params["first"], params["last"] = placement.seqs[i], placement.seqs[j - 1]
@@ -273,64 +224,15 @@ async def _long(
             break
         n *= 4  # a cluster of marks longer than the slack: read further (only in pathological text)
     end = start + cut
-    lo, hi = _raw_range(window, placement, start, end, total, lay.raw_chars)
+    lo, hi = raw_range(window, placement, start, end, total, lay.raw_chars)
     by_seq = {seq: k for k, seq in enumerate(placement.seqs[i:j], i)}
     # A segment the layout does not know (written since it was read) cannot be placed: left out.
     shown = [
-        _segment(s)
+        segment(s)
         for s in json.loads(row["segments_json"])
         if s[0] in by_seq and placement.overlaps(by_seq[s[0]], lo, hi)
     ]
-    return _Read(_fields(used, piece[:cut], start, end, total), lay.speakers, shown)
-
-
-def _bounds(window: Window, placement: Placement, scale: float, total: int, max_chars: int) -> tuple[int, int]:
-    """Where the window starts, and at most how many characters it holds."""
-    if not window.by_time:
-        return min(window.offset, total), max_chars
-    if not len(placement):
-        # An argument the model can correct (-32602 before 2025-11-25), not a store failure.
-        name = "start_ms" if window.start_ms is not None else "end_ms"
-        raise InvalidArguments(name, "this transcript has no time-stamped segments; read it with offset instead")
-    span = placement.between(window.start_ms or 0, window.end_ms)
-    if span is None:  # nothing said in that time
-        return total, max_chars
-    start = min(int(span[0] * scale), total)
-    stop = min(-(-span[1] * scale // 1), total)  # ceil: the last segment's end is in the window
-    return start, max(0, min(max_chars, int(stop) - start))
-
-
-def _raw_range(
-    window: Window, placement: Placement, start: int, end: int, total: int, raw_chars: int
-) -> tuple[float, float]:
-    """The raw characters [lo, hi) that characters [start, end) of a text of total characters cover.
-
-    An empty text (a dictation where nothing was heard, or an empty formatted text) has no
-    characters to scale by: its window is all of it, so it covers every segment, or for a
-    time window the segments of that time.
-    """
-    if total:
-        per = max(raw_chars, 1) / total
-        return start * per, end * per
-    if not window.by_time:
-        return 0, raw_chars + 1
-    span = placement.between(window.start_ms or 0, window.end_ms)
-    return (span[0], max(span[1], span[0] + 1)) if span is not None else (0, 0)
-
-
-def _fields(used: str, text: str, start: int, end: int, total: int) -> dict[str, Any]:
-    return {
-        "format": used,
-        "text": text,
-        "offset": start,
-        "total_chars": total,
-        "next_offset": end if end < total else None,
-    }
-
-
-def _segment(s: list[Any]) -> dict[str, Any]:
-    seq, start_ms, end_ms, speaker, text = s
-    return {"seq": seq, "start_ms": start_ms, "end_ms": end_ms, "speaker": speaker, "text": text}
+    return Read(fields(used, piece[:cut], start, end, total), lay.speakers, shown)
 
 
 # -- completion -----------------------------------------------------------------

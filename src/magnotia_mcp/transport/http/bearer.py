@@ -25,7 +25,7 @@ from pathlib import Path
 
 import platformdirs
 
-from magnotia_mcp.filemodes import POSIX, folder_problem, make_private_folders, token_file_problem
+from magnotia_mcp.filemodes import POSIX, folder_problem, make_private_folders, read_capped, token_file_problem
 
 ENV_VAR = "MAGNOTIA_MCP_TOKEN"
 FILE_NAME = "http-token"
@@ -133,23 +133,8 @@ def _read_token_file(path: Path, *, saved: bool, remove_empty: bool = False) -> 
     FileNotFoundError is raised only for a missing saved token.
     """
     what = "the saved token" if saved else "--token-file"
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
-    if saved:
-        flags |= getattr(os, "O_NOFOLLOW", 0)
-    try:
-        fd = os.open(path, flags)
-    except FileNotFoundError:
-        if saved and not os.path.islink(path):
-            raise
-        if saved:
-            raise TokenError(_symlink_message(path)) from None
-        raise TokenError(f"cannot read {what} {path}: no such file") from None
-    except OSError as exc:
-        if saved and os.path.islink(path):
-            raise TokenError(_symlink_message(path)) from None
-        raise TokenError(f"cannot read {what} {path}: {exc.strerror}") from None
-    try:
-        st = os.fstat(fd)
+
+    def check(st: os.stat_result) -> None:
         if not stat.S_ISREG(st.st_mode):
             raise TokenError(
                 f"{what} {path} is not a regular file ({_kind(st.st_mode)}); name a file holding the token"
@@ -167,9 +152,19 @@ def _read_token_file(path: Path, *, saved: bool, remove_empty: bool = False) -> 
             _check_folders(Path(os.path.realpath(path)).parent, what=f"{what} {path}")
             if not saved:
                 _check_folders(path.absolute().parent, what=f"{what} {path}")
-        data = os.read(fd, MAX_FILE_BYTES + 1)
-    finally:
-        os.close(fd)
+
+    try:
+        data, _st = read_capped(path, MAX_FILE_BYTES, check, follow=not saved)
+    except FileNotFoundError:
+        if saved and not os.path.islink(path):
+            raise
+        if saved:
+            raise TokenError(_symlink_message(path)) from None
+        raise TokenError(f"cannot read {what} {path}: no such file") from None
+    except OSError as exc:
+        if saved and os.path.islink(path):
+            raise TokenError(_symlink_message(path)) from None
+        raise TokenError(f"cannot read {what} {path}: {exc.strerror}") from None
     if remove_empty and not data.strip():
         os.unlink(path)  # empty: see _saved_token; unlink removes the name, never what a link points at
     try:

@@ -18,8 +18,9 @@ head costs nothing a request needs:
   (the transport's write buffer stays full) is closed too: a client that stops reading would
   otherwise hold its connection, and any call slot, for ever.
 
-This module is the one place that leans on uvicorn's internals (``H11Protocol``'s hooks);
-tests/security/test_http_sockets.py shows the behaviour relied on.
+This module is the one place that leans on uvicorn's internals (``H11Protocol``'s hooks): the
+http extra bounds uvicorn's version (pyproject.toml), tests/unit/test_uvicorn_hooks.py checks the
+hooks and attributes used, and tests/security/test_http_sockets.py shows the behaviour relied on.
 """
 
 from __future__ import annotations

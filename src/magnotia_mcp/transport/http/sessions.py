@@ -25,8 +25,9 @@ before a session is looked at.
 from __future__ import annotations
 
 import secrets
-from collections import OrderedDict
 from dataclasses import dataclass
+
+from magnotia_mcp.lru import LRU
 
 MAX_SESSIONS = 1024
 
@@ -42,8 +43,8 @@ class Sessions:
 
     def __init__(self, limit: int = MAX_SESSIONS) -> None:
         self.limit = limit
-        self.fresh: OrderedDict[str, _Session] = OrderedDict()  # no request since initialize
-        self.used: OrderedDict[str, _Session] = OrderedDict()
+        self.fresh: LRU[str, _Session] = LRU()  # no request since initialize; never touched: oldest first
+        self.used: LRU[str, _Session] = LRU()
 
     @staticmethod
     def new_id() -> str:
@@ -54,37 +55,36 @@ class Sessions:
         """Open a session, ending another if the table is full; False (nothing opened) if all are busy."""
         if len(self) >= self.limit and not self._make_way():
             return False
-        self.fresh[session_id] = _Session(revision)
+        self.fresh.put(session_id, _Session(revision))
         return True
 
     def _make_way(self) -> bool:
         if self.fresh:
-            self.fresh.popitem(last=False)
+            self.fresh.pop_oldest()
             return True
         idle = next((sid for sid, session in self.used.items() if not session.busy), None)
         if idle is None:
             return False
-        del self.used[idle]
+        self.used.pop(idle)
         return True
 
     def enter(self, session_id: str) -> str | None:
         """A request of the session begins: its revision (None if unknown or ended); call ``leave`` after it."""
-        session = self.fresh.pop(session_id, None) or self.used.get(session_id)
+        session = self.fresh.pop(session_id) or self.used.peek(session_id)
         if session is None:
             return None
-        self.used[session_id] = session
-        self.used.move_to_end(session_id)
+        self.used.put(session_id, session)
         session.busy += 1
         return session.revision
 
     def leave(self, session_id: str) -> None:
         """The request ``enter`` began is answered (a session ended meanwhile is not brought back)."""
-        session = self.used.get(session_id)
+        session = self.used.peek(session_id)
         if session is not None and session.busy:
             session.busy -= 1
 
     def end(self, session_id: str) -> bool:
-        return (self.fresh.pop(session_id, None) or self.used.pop(session_id, None)) is not None
+        return (self.fresh.pop(session_id) or self.used.pop(session_id)) is not None
 
     def __contains__(self, session_id: object) -> bool:
         return session_id in self.fresh or session_id in self.used

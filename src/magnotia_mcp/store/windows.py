@@ -1,0 +1,117 @@
+"""Where a window of a transcript falls: which characters and which segments, from an offset or between two times.
+
+Pure placement over ``layouts.Placement``: ``transcripts`` reads (a short transcript
+whole, a long one by window) and this says what of it to show.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from magnotia_mcp.errors import InvalidArguments
+from magnotia_mcp.store.layouts import Placement
+from magnotia_mcp.text import window_end
+
+if TYPE_CHECKING:  # only for annotations
+    import sqlite3
+
+
+class Window(NamedTuple):
+    """Which part of a transcript to read: from a character offset, or between two times (milliseconds)."""
+
+    offset: int = 0
+    start_ms: int | None = None
+    end_ms: int | None = None
+
+    @property
+    def by_time(self) -> bool:
+        return self.start_ms is not None or self.end_ms is not None
+
+
+class Read(NamedTuple):
+    """What a window shows: its text fields, the transcript's speakers, and the segments it overlaps."""
+
+    fields: dict[str, Any]  # format, text, offset, total_chars, next_offset
+    speakers: list[str]
+    segments: list[dict[str, Any]]
+
+
+def short(row: sqlite3.Row, fmt: str, window: Window, max_chars: int, with_segments: bool) -> Read:
+    """A window of a transcript read whole: cut in Python."""
+    formatted = row["formatted_text"]
+    used = "formatted" if fmt == "formatted" and formatted is not None else "raw"
+    raw: str = row["raw_text"]
+    text: str = formatted if used == "formatted" else raw
+    total = len(text)
+    segments: list[list[Any]] = json.loads(row["segments_json"]) if with_segments else []
+    placement = Placement(
+        [s[0] for s in segments],
+        [len(s[4]) for s in segments],
+        [s[1] for s in segments],
+        [s[2] for s in segments],
+        len(raw),
+    )
+    scale = total / max(len(raw), 1)
+    start, limit = bounds(window, placement, scale, total, max_chars)
+    end = window_end(text, start, limit)
+    names = (
+        list(dict.fromkeys(s[3] for s in segments if s[3] is not None))
+        if with_segments
+        else json.loads(row["speakers_json"])
+    )
+    lo, hi = raw_range(window, placement, start, end, total, len(raw))
+    shown = [segment(s) for k, s in enumerate(segments) if placement.overlaps(k, lo, hi)]
+    return Read(fields(used, text[start:end], start, end, total), names, shown)
+
+
+NOWHERE = Placement([], [], [], [], 0)
+
+
+def bounds(window: Window, placement: Placement, scale: float, total: int, max_chars: int) -> tuple[int, int]:
+    """Where the window starts, and at most how many characters it holds."""
+    if not window.by_time:
+        return min(window.offset, total), max_chars
+    if not len(placement):
+        # An argument the model can correct (-32602 before 2025-11-25), not a store failure.
+        name = "start_ms" if window.start_ms is not None else "end_ms"
+        raise InvalidArguments(name, "this transcript has no time-stamped segments; read it with offset instead")
+    span = placement.between(window.start_ms or 0, window.end_ms)
+    if span is None:  # nothing said in that time
+        return total, max_chars
+    start = min(int(span[0] * scale), total)
+    stop = min(-(-span[1] * scale // 1), total)  # ceil: the last segment's end is in the window
+    return start, max(0, min(max_chars, int(stop) - start))
+
+
+def raw_range(
+    window: Window, placement: Placement, start: int, end: int, total: int, raw_chars: int
+) -> tuple[float, float]:
+    """The raw characters [lo, hi) that characters [start, end) of a text of total characters cover.
+
+    An empty text (a dictation where nothing was heard, or an empty formatted text) has no
+    characters to scale by: its window is all of it, so it covers every segment, or for a
+    time window the segments of that time.
+    """
+    if total:
+        per = max(raw_chars, 1) / total
+        return start * per, end * per
+    if not window.by_time:
+        return 0, raw_chars + 1
+    span = placement.between(window.start_ms or 0, window.end_ms)
+    return (span[0], max(span[1], span[0] + 1)) if span is not None else (0, 0)
+
+
+def fields(used: str, text: str, start: int, end: int, total: int) -> dict[str, Any]:
+    return {
+        "format": used,
+        "text": text,
+        "offset": start,
+        "total_chars": total,
+        "next_offset": end if end < total else None,
+    }
+
+
+def segment(s: list[Any]) -> dict[str, Any]:
+    seq, start_ms, end_ms, speaker, text = s
+    return {"seq": seq, "start_ms": start_ms, "end_ms": end_ms, "speaker": speaker, "text": text}
