@@ -79,8 +79,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("transport", ("magnotia_mcp.transport",)),
     ("protocol", ("magnotia_mcp.protocol",)),
     ("results", ("magnotia_mcp.tools", "magnotia_mcp.resources", "magnotia_mcp.prompts", "magnotia_mcp.budget")),
-    ("store", ("magnotia_mcp.store",)),
     ("search", ("magnotia_mcp.search", "magnotia_mcp.args")),
+    ("store", ("magnotia_mcp.store",)),
     # revisions is a leaf table (what each protocol revision has): tools read it to shape results by revision.
     ("base", ("magnotia_mcp", "magnotia_mcp.protocol.revisions")),
 )

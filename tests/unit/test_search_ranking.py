@@ -27,7 +27,7 @@ from magnotia_mcp.search.matching import Matcher
 from magnotia_mcp.search.plan import Sort, search_transcripts
 from magnotia_mcp.search.querylang import parse
 from magnotia_mcp.store import plans
-from magnotia_mcp.store.pool import Reader
+from magnotia_mcp.store.reader import Reader
 from tests.support.readers import open_reader
 
 FILLER = [

@@ -21,7 +21,7 @@ from devkit.storefactory import StoreBuilder
 from magnotia_mcp.search import plan
 from magnotia_mcp.search.querylang import parse
 from magnotia_mcp.store import plans
-from magnotia_mcp.store.pool import Reader
+from magnotia_mcp.store.reader import Reader
 from tests.support.readers import open_reader
 
 ROWS = 3_000

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio a
 
     from magnotia_mcp.search.matching import Matcher
     from magnotia_mcp.search.ranking import Candidate
-    from magnotia_mcp.store.pool import Reader
+    from magnotia_mcp.store.reader import Reader
 
 MOMENTS = 3
 HIT_BATCH = 10

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio a
 
     from magnotia_mcp.search.querylang import Query
     from magnotia_mcp.store.plans import Filters
-    from magnotia_mcp.store.pool import Reader
+    from magnotia_mcp.store.reader import Reader
 
 Sort = Literal["relevance", "newest", "oldest"]
 

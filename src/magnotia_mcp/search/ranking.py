@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio a
     import sqlite3
 
     from magnotia_mcp.store.plans import Filters
-    from magnotia_mcp.store.pool import Reader
+    from magnotia_mcp.store.reader import Reader
 
 K1, B = 1.2, 0.75
 RANK_CAP = 1_000

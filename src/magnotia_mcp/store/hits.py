@@ -17,7 +17,7 @@ from magnotia_mcp.store.transcripts import SHORT
 if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio and sqlite3
     import sqlite3
 
-    from magnotia_mcp.store.pool import Reader
+    from magnotia_mcp.store.reader import Reader
 
 # A short hit's texts come whole; a long one's (NULL here) are not read at all: see search.hits.
 HIT_TEXTS = (

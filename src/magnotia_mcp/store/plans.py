@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio and sqlite3
     import sqlite3
 
-    from magnotia_mcp.store.pool import Reader
+    from magnotia_mcp.store.reader import Reader
 
 Plan = Literal["few", "many", "most"]
 Filters = dict[str, str | None]

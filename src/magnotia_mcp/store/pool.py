@@ -28,8 +28,7 @@ from magnotia_mcp.store.opening import open_readonly, stamp
 from magnotia_mcp.store.reader import Generation, Reader
 from magnotia_mcp.store.worker import on_worker_thread
 
-# Reader: what the pool lends (store.search and store.plans annotate with it from here).
-__all__ = ["IDLE_CLOSE", "Reader", "Store"]
+__all__ = ["IDLE_CLOSE", "Store"]
 
 # Seconds without a call after which mode=ro connections are closed (see the module docstring):
 # calls of one exchange with a model come closer than this; reopening costs about a millisecond.

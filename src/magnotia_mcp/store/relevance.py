@@ -18,7 +18,7 @@ from magnotia_mcp.store.plans import Filters, query_text, scan, where
 if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio and sqlite3
     import sqlite3
 
-    from magnotia_mcp.store.pool import Reader
+    from magnotia_mcp.store.reader import Reader
 
 WEIGHTS = (4.0, 1.0, 1.0)  # title, raw_text, formatted_text
 
