@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from magnotia_mcp.transport.stdio.loop import MAX_LINE_BYTES
+from magnotia_mcp.transport.limits import MAX_LINE_BYTES
 from tests.support.protocol import LEGACY
 from tests.support.server import Launcher, ServerProcess, SharedServers
 from tests.support.storefactory import StoreBuilder, ts
