@@ -74,7 +74,7 @@ def _no_cursor(request: Request) -> None:
 
 def _initialize(server: Server, request: Request) -> JSON:
     revision = request.revision
-    server.legacy_revision = revision
+    server.adopt(revision)
     return {
         "protocolVersion": revision,
         "capabilities": capabilities(revision),
@@ -185,6 +185,11 @@ METHODS: dict[str, Method] = {
 }
 
 
-def new_server(store: Store | Callable[[], Store], *, call_timeout: float = 30.0) -> Server:
-    """A Server answering every method above; store is a Store or a function that opens one."""
-    return Server(METHODS, store, call_timeout=call_timeout)
+def new_server(
+    store: Store | Callable[[], Store], *, call_timeout: float = 30.0, legacy_revision: str | None = None
+) -> Server:
+    """A Server answering every method above; store is a Store or a function that opens one.
+
+    legacy_revision: the revision a client already agreed on (an HTTP session's), if any.
+    """
+    return Server(METHODS, store, call_timeout=call_timeout, legacy_revision=legacy_revision)

@@ -34,7 +34,25 @@ if TYPE_CHECKING:
 
     from magnotia_mcp.store.pool import Store
 
-Send = Callable[[bytes], None]
+
+
+class Reply(NamedTuple):
+    """What a transport may need to know of a message the server sends, beside its encoded bytes.
+
+    Given with the bytes, so that no transport looks into them: HTTP picks its status and
+    tells the answer from progress notifications by it; stdio writes the bytes and ignores it.
+    """
+
+    notification: bool = False  # a notification (progress), not the answer to the request
+    error: int | None = None  # the JSON-RPC error code, when the answer is an error
+    null_id: bool = False  # an error with a null id: the message was no usable request
+
+
+# The two common kinds are shared, so the hot path allocates nothing for them.
+RESULT = Reply()
+NOTIFICATION = Reply(notification=True)
+
+Send = Callable[[bytes, Reply], None]
 Progress = Callable[[int, int | None, str], None]
 
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
@@ -80,7 +98,7 @@ class Request(NamedTuple):
                 params["total"] = total
             if with_message:
                 params["message"] = message
-            send(jsonrpc.encode(jsonrpc.notification("notifications/progress", params)))
+            send(jsonrpc.encode(jsonrpc.notification("notifications/progress", params)), NOTIFICATION)
 
         return report
 
@@ -117,15 +135,21 @@ class Server:
     """Protocol state of one connection, the store it reads, and its requests in flight."""
 
     def __init__(
-        self, methods: Mapping[str, Method], store: Store | Callable[[], Store], *, call_timeout: float = 30.0
+        self,
+        methods: Mapping[str, Method],
+        store: Store | Callable[[], Store],
+        *,
+        call_timeout: float = 30.0,
+        legacy_revision: str | None = None,
     ) -> None:
+        """legacy_revision: the revision already agreed for this client (an HTTP session's), if any."""
         self.methods = methods
         # A factory defers opening (and importing) the store until a request needs it,
         # so the first answers go out before asyncio and sqlite3 are even loaded.
         self._store: Store | None = None if callable(store) else store
         self._open_store = store if callable(store) else None
         self.call_timeout = call_timeout
-        self.legacy_revision: str | None = None  # set by initialize
+        self._legacy_revision = legacy_revision  # agreed by initialize (see adopt)
         self._inflight: dict[RequestId, asyncio.Task[Any]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._batched = 0  # messages of running batches beyond the first: each counts as a request
@@ -134,6 +158,15 @@ class Server:
     def pending(self) -> int:
         """How many requests are being worked on (a batch counts its messages)."""
         return len(self._tasks) + self._batched
+
+    @property
+    def legacy_revision(self) -> str | None:
+        """The revision initialize agreed on (before it, or without one: None)."""
+        return self._legacy_revision
+
+    def adopt(self, revision: str) -> None:
+        """initialize agreed on revision: later requests without ``_meta`` speak it."""
+        self._legacy_revision = revision
 
     @property
     def store(self) -> Store:
@@ -156,7 +189,7 @@ class Server:
         try:
             message = jsonrpc.decode(line)
         except ParseError as exc:
-            send(jsonrpc.encode(jsonrpc.error(None, exc)))
+            send(jsonrpc.encode(jsonrpc.error(None, exc)), Reply(error=exc.code, null_id=True))
             return None
         if isinstance(message, list):
             if inline_only:
@@ -166,7 +199,7 @@ class Server:
         if step is None:
             return None
         if not isinstance(step, _Call):
-            send(jsonrpc.encode(step))
+            send(jsonrpc.encode(step), _reply_of(step))
             return None
         if inline_only:
             return DEFERRED
@@ -190,7 +223,7 @@ class Server:
                 return  # cancelled by the client: no response, as the protocol asks
             response = task.result()
             if response is not None:
-                send(jsonrpc.encode(response))
+                send(jsonrpc.encode(response), _reply_of(response))
 
         task.add_done_callback(done)
         return task
@@ -233,7 +266,7 @@ class Server:
             return self._failure(request.id, request.method, request.revision, exc)
 
     async def _batch(self, batch: list[object], send: Send) -> list[JSON] | JSON | None:
-        if not batch or self.legacy_revision is None or not has(self.legacy_revision, "batches"):
+        if not batch or self._legacy_revision is None or not has(self._legacy_revision, "batches"):
             why = "an empty batch" if not batch else "a batch; only protocol revision 2025-03-26 has batches"
             return jsonrpc.error(None, InvalidRequest(f"invalid request: got {why}"))
         if len(batch) > MAX_BATCH:
@@ -298,7 +331,7 @@ class Server:
         if method == "initialize":
             return revisions.negotiate(params.get("protocolVersion"))
         # Before initialize, be lenient and speak the newest legacy revision.
-        return self.legacy_revision or revisions.LATEST_LEGACY
+        return self._legacy_revision or revisions.LATEST_LEGACY
 
     def _lookup(self, method: str, revision: str) -> Method:
         entry = self.methods.get(method)
@@ -336,4 +369,11 @@ class Server:
             await self._store.close()
 
 
-__all__ = ["DEFERRED", "Method", "Request", "Send", "Server", "server_info"]
+def _reply_of(response: JSON | list[JSON]) -> Reply:
+    """The Reply for an answer the server built (a batch's array counts as a result)."""
+    if isinstance(response, dict) and (error := response.get("error")) is not None:
+        return Reply(error=error["code"], null_id=response["id"] is None)
+    return RESULT
+
+
+__all__ = ["DEFERRED", "NOTIFICATION", "RESULT", "Method", "Reply", "Request", "Send", "Server", "server_info"]
