@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from magnotia_mcp.protocol.jsonrpc import JSON
-from magnotia_mcp.protocol.server import Method, Request, Server
+from magnotia_mcp.protocol.requests import Request
+from magnotia_mcp.protocol.server import Method, Server
 from magnotia_mcp.transport.limits import MAX_LINE_BYTES, MAX_PENDING
 from magnotia_mcp.transport.stdio.loop import OUTPUT_HIGH, serve
 from tests.unit.wire import frame, never_opened, notification, request

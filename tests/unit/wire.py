@@ -12,8 +12,10 @@ import json
 from typing import Any
 
 from magnotia_mcp.protocol import revisions
+from magnotia_mcp.protocol.jsonrpc import Reply
 from magnotia_mcp.protocol.methods import new_server
-from magnotia_mcp.protocol.server import META_CAPABILITIES, META_VERSION, Reply, Server
+from magnotia_mcp.protocol.requests import META_CAPABILITIES, META_VERSION
+from magnotia_mcp.protocol.server import Server
 from magnotia_mcp.store.pool import Store
 
 Message = dict[str, Any]

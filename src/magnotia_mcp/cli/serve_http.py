@@ -70,8 +70,8 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 def _token(no_auth: bool, token_file: str | None, host: str) -> str | None:
     """The bearer token requests must carry; None with --no-auth, which only a loopback host may use."""
-    from magnotia_mcp.transport.http.guard import is_loopback
     from magnotia_mcp.transport.http.bearer import TokenError, load_token
+    from magnotia_mcp.transport.http.guard import is_loopback
 
     if no_auth:
         if not is_loopback(host):

@@ -1,4 +1,5 @@
-"""JSON-RPC 2.0 on the wire: decoding a message, checking its envelope, encoding replies.
+"""JSON-RPC 2.0 on the wire: decoding a message, checking its envelope, encoding replies, and saying what an
+encoded one is (``Reply``).
 
 Nothing here knows MCP: methods, revisions and results belong to ``server``.
 Encoding is compact (one message per line) and never fails on text that
@@ -8,12 +9,36 @@ came in with unpaired surrogate escapes.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 from magnotia_mcp.errors import InvalidRequest, ParseError, ProtocolError
 
 JSON = dict[str, Any]
 RequestId = str | int
+
+
+class Reply(NamedTuple):
+    """What a transport may need to know of a message the server sends, beside its encoded bytes.
+
+    Given with the bytes, so that no transport looks into them: HTTP picks its status and
+    tells the answer from progress notifications by it; stdio writes the bytes and ignores it.
+    """
+
+    notification: bool = False  # a notification (progress), not the answer to the request
+    error: int | None = None  # the JSON-RPC error code, when the answer is an error
+    null_id: bool = False  # an error with a null id: the message was no usable request
+
+
+# The two common kinds are shared, so the hot path allocates nothing for them.
+RESULT = Reply()
+NOTIFICATION = Reply(notification=True)
+
+
+def reply_of(response: JSON | list[JSON]) -> Reply:
+    """The Reply for a response (a batch's array counts as a result)."""
+    if isinstance(response, dict) and (error := response.get("error")) is not None:
+        return Reply(error=error["code"], null_id=response["id"] is None)
+    return RESULT
 
 
 def decode(line: bytes) -> object:

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 from magnotia_mcp import prompts, resources
 from magnotia_mcp.errors import InvalidParams
 from magnotia_mcp.protocol import revisions
+from magnotia_mcp.protocol.requests import Request, server_info
 from magnotia_mcp.protocol.revisions import has
-from magnotia_mcp.protocol.server import Method, Request, Server, server_info
+from magnotia_mcp.protocol.server import Method, Server
 from magnotia_mcp.tools.base import ToolContext
 from magnotia_mcp.tools.catalog import TOOLS
 

@@ -36,10 +36,20 @@ from typing import Any
 
 from magnotia_mcp.errors import InvalidRequest, ProtocolError
 from magnotia_mcp.protocol import jsonrpc
-from magnotia_mcp.protocol.jsonrpc import JSON, RequestId
-from magnotia_mcp.protocol.server import Reply, Server
+from magnotia_mcp.protocol.jsonrpc import JSON, Reply, RequestId
+from magnotia_mcp.protocol.server import Server
 from magnotia_mcp.transport.http import discovery, negotiation, sse
-from magnotia_mcp.transport.http.asgi import Receive, Scope, SendASGI, disconnect, headers_of, read_body, refusal, reply
+from magnotia_mcp.transport.http.asgi import (
+    Headers,
+    Receive,
+    Scope,
+    SendASGI,
+    disconnect,
+    headers_of,
+    read_body,
+    refusal,
+    reply,
+)
 from magnotia_mcp.transport.http.guard import Guard
 from magnotia_mcp.transport.http.sessions import Sessions
 from magnotia_mcp.transport.limits import MAX_LINE_BYTES, MAX_PENDING
@@ -211,7 +221,7 @@ class App:
             return
         use_sse = wants_sse and (not wants_json or negotiation.asks_progress(message))
         request = Request(body, jsonrpc.request_id(message), revision, modern, session_id, opens_session)
-        await self.answer(request, use_sse, receive, send)
+        await Exchange(self, request).run(use_sse, receive, send)
 
     def notify(self, message: JSON, body: bytes, revision: str, session_id: str | None) -> None:
         """A notification: notifications/cancelled goes to the one call of its session in flight with that id."""
@@ -225,74 +235,83 @@ class App:
             return
         self.new_server(revision).submit(body, _drop)
 
-    async def answer(self, request: Request, use_sse: bool, receive: Receive, send: SendASGI) -> None:
-        """Run one request on its own Server and write what it sends: one JSON object, or an SSE stream.
+
+class Exchange:
+    """One request run on its own Server: its slot, where notifications/cancelled finds it, what it sends written."""
+
+    def __init__(self, app: App, request: Request) -> None:
+        self.app = app
+        self.request = request
+        self.server = app.new_server(None if request.modern else request.revision)
+        self.out: asyncio.Queue[sse.Sent] = asyncio.Queue()
+        self.new_session = Sessions.new_id() if request.opens_session else None
+
+    def put(self, data: bytes, kind: Reply) -> None:
+        self.out.put_nowait((data, kind))
+
+    def settle(self, kind: Reply) -> Headers:
+        """Before the response goes out: open the session a successful initialize asked for."""
+        # Not opened when every session has a request in flight (more than the connection limit allows):
+        # then the client goes on without a session (over SSE it has the id already, and gets 404 with it).
+        revision = self.server.legacy_revision if kind.error is None else None  # what initialize agreed on
+        if self.new_session is None or revision is None or not self.app.sessions.open(self.new_session, revision):
+            return []
+        return [(b"mcp-session-id", self.new_session.encode())]
+
+    async def run(self, use_sse: bool, receive: Receive, send: SendASGI) -> None:
+        """Run the request and write what its Server sends: one JSON object, or an SSE stream.
 
         2026-07-28: the client closing the connection before the response cancels the call (the
         revision's only cancellation over HTTP). Older revisions: a disconnect is not a
         cancellation (notifications/cancelled in the call's session is); the call runs on and its
         answer is dropped.
         """
-        body, request_id, session_id = request.body, request.request_id, request.session_id
+        request, server, calls = self.request, self.server, self.app.calls
         # Where notifications/cancelled finds the call: in its session only. Without one, nothing ties a
         # notification to the call's client (HTTP/1.1 carries one request at a time, so it comes on another
         # connection, which may be anyone's): such calls are not registered.
-        key = (session_id, request_id) if session_id is not None and request_id is not None else None
-        server = self.new_server(None if request.modern else request.revision)
-        out: asyncio.Queue[sse.Sent] = asyncio.Queue()
-        new_session = Sessions.new_id() if request.opens_session else None
-
-        def put(data: bytes, kind: Reply) -> None:
-            out.put_nowait((data, kind))
-
-        def settle(kind: Reply) -> list[tuple[bytes, bytes]]:
-            """Before the response goes out: open the session a successful initialize asked for."""
-            # Not opened when every session has a request in flight (more than the connection limit allows):
-            # then the client goes on without a session (over SSE it has the id already, and gets 404 with it).
-            revision = server.legacy_revision if kind.error is None else None  # what initialize agreed on
-            if new_session is None or revision is None or not self.sessions.open(new_session, revision):
-                return []
-            return [(b"mcp-session-id", new_session.encode())]
-
-        task = server.submit(body, put, inline_only=True)
+        key = None
+        if request.session_id is not None and request.request_id is not None:
+            key = (request.session_id, request.request_id)
+        task = server.submit(request.body, self.put, inline_only=True)
         slot = False
         watcher: asyncio.Future[None] | None = None
         if task is not None:  # needs the loop: a slot first
-            if not await self.calls.take_slot():
+            if not await calls.take_slot():
                 await reply(send, 503, refusal(_BUSY), [(b"retry-after", b"1")])
                 return
             slot = True
         try:
             if task is not None:
-                task = server.submit(body, put)
+                task = server.submit(request.body, self.put)
                 if key is not None:
-                    self.calls.add(key, server)
+                    calls.add(key, server)
                 if request.modern and isinstance(task, asyncio.Future):
                     watcher = asyncio.ensure_future(disconnect(receive))
                     watcher.add_done_callback(functools.partial(_cancel_on_disconnect, task))
             if use_sse:
                 # The id goes in the stream's headers, before the response says whether initialize worked;
                 # if it failed, the id was never opened and gets 404.
-                start = [(b"mcp-session-id", new_session.encode())] if new_session is not None else []
-                await sse.stream(out, task, send, start, settle)
+                start = [(b"mcp-session-id", self.new_session.encode())] if self.new_session is not None else []
+                await sse.stream(self.out, task, send, start, self.settle)
             else:
                 if isinstance(task, asyncio.Future):
                     await asyncio.wait({task})  # cancelled by the client: no response
-                response = _response(sse.drain(out))
+                response = _response(sse.drain(self.out))
                 if response is None:
                     await reply(send, 204, b"", content_type=None)  # cancelled: nothing to say
                 else:
                     data, kind = response
-                    await reply(send, negotiation.status(kind, request.modern), data, settle(kind))
+                    await reply(send, negotiation.status(kind, request.modern), data, self.settle(kind))
         finally:
             if key is not None:
-                self.calls.remove(key, server)
+                calls.remove(key, server)
             if watcher is not None:
                 watcher.cancel()
             if isinstance(task, asyncio.Future) and not task.done():
                 task.cancel()  # the client went away
             if slot:
-                self.calls.free_slot()
+                calls.free_slot()
 
 
 def _drop(_data: bytes, _kind: Reply) -> None:
@@ -323,4 +342,4 @@ def _needs_no_answer(message: object) -> bool:
     return "id" in message and ("result" in message or "error" in message)
 
 
-__all__ = ["MAX_BODY_BYTES", "MAX_WAITING", "App", "Calls", "NewServer"]
+__all__ = ["MAX_BODY_BYTES", "MAX_WAITING", "App", "Calls", "Exchange", "NewServer"]

@@ -24,7 +24,8 @@ from magnotia_mcp.errors import (
     ProtocolError,
 )
 from magnotia_mcp.protocol import jsonrpc, revisions
-from magnotia_mcp.protocol.server import META_VERSION, Reply
+from magnotia_mcp.protocol.jsonrpc import Reply
+from magnotia_mcp.protocol.requests import META_VERSION
 
 HEADER_MISMATCH = -32020  # 2026-07-28: an HTTP header disagrees with the body
 # 2026-07-28: the HTTP status of a JSON-RPC error (others: 200).

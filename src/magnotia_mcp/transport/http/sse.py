@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from magnotia_mcp.protocol.server import Reply
+from magnotia_mcp.protocol.jsonrpc import Reply
 from magnotia_mcp.transport.http.asgi import Headers, SendASGI
 
 # What the server sent for one request, in order: each encoded message with what the server says of it.

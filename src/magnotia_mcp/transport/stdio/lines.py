@@ -12,7 +12,6 @@ from collections import deque
 from magnotia_mcp.transport.limits import MAX_LINE_BYTES
 
 
-
 class LineSplitter:
     """Cuts a byte stream into lines; a line longer than the limit comes out as None."""
 
