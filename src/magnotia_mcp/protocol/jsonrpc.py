@@ -29,16 +29,26 @@ class Reply(NamedTuple):
     null_id: bool = False  # an error with a null id: the message was no usable request
 
 
-# The two common kinds are shared, so the hot path allocates nothing for them.
+# Shared, so that no message costs an allocation for its Reply (errors: one per code, made once).
 RESULT = Reply()
 NOTIFICATION = Reply(notification=True)
+_ERRORS: tuple[dict[int, Reply], dict[int, Reply]] = ({}, {})  # by code: with an id, with a null id
 
 
 def reply_of(response: JSON | list[JSON]) -> Reply:
     """The Reply for a response (a batch's array counts as a result)."""
     if isinstance(response, dict) and (error := response.get("error")) is not None:
-        return Reply(error=error["code"], null_id=response["id"] is None)
+        return error_reply(error["code"], response["id"] is None)
     return RESULT
+
+
+def error_reply(code: int, null_id: bool) -> Reply:
+    """The Reply for an error with code (the server's codes are a handful, so these stay few)."""
+    known = _ERRORS[null_id]
+    reply = known.get(code)
+    if reply is None:
+        reply = known[code] = Reply(error=code, null_id=null_id)
+    return reply
 
 
 def decode(line: bytes) -> object:

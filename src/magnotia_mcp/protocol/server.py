@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from magnotia_mcp.errors import InvalidRequest, MethodNotFound, ParseError
 from magnotia_mcp.protocol import jsonrpc, revisions
-from magnotia_mcp.protocol.jsonrpc import JSON, Reply, RequestId, reply_of
+from magnotia_mcp.protocol.jsonrpc import JSON, RequestId, reply_of
 from magnotia_mcp.protocol.requests import Request, Send, failure, finish, revision_for
 from magnotia_mcp.protocol.revisions import has
 
@@ -171,7 +171,7 @@ class Server:
         try:
             message = jsonrpc.decode(line)
         except ParseError as exc:
-            send(jsonrpc.encode(jsonrpc.error(None, exc)), Reply(error=exc.code, null_id=True))
+            send(jsonrpc.encode(jsonrpc.error(None, exc)), jsonrpc.error_reply(exc.code, True))
             return None
         if isinstance(message, list):
             if inline_only:
