@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from magnotia_mcp.transport.stdio.loop import MAX_PENDING
+from magnotia_mcp.transport.limits import MAX_PENDING
 from tests.clients.helpers import CLIENTS, NODE, follow_lines, node_env, require_node
 from tests.clients.test_typescript_sdk import check_summary, summary_of
 from tests.e2e.test_concurrency import ENDLESS, NEWEST_ID, ROWS, TEXT_CHARS, build_big_store

@@ -31,7 +31,7 @@ from typing import IO, Any
 import pytest
 
 from devkit.storefactory import StoreBuilder
-from magnotia_mcp.transport.stdio.loop import MAX_PENDING
+from magnotia_mcp.transport.limits import MAX_PENDING
 from tests.e2e.test_concurrency import ENDLESS, build_big_store
 from tests.support.server import Launcher
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from devkit.storefactory import StoreBuilder, ts
-from magnotia_mcp.transport.stdio.loop import MAX_LINE_BYTES
+from magnotia_mcp.transport.limits import MAX_LINE_BYTES
 from tests.support.protocol import LEGACY
 from tests.support.server import Launcher, ServerProcess, SharedServers
 from tests.support.wire_schema import validate_server_message

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from magnotia_mcp.transport.http.app import is_loopback, parse_bind
+from magnotia_mcp.transport.http.guard import is_loopback
+from magnotia_mcp.transport.http.serving import parse_bind
 
 
 @pytest.mark.parametrize(

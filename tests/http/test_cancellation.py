@@ -22,7 +22,7 @@ from tests.http.test_security import JSON_AND_SSE, _next_event, open_session, po
 from tests.support.protocol import MODERN, modern_meta
 from tests.support.server import Launcher
 
-SLOTS = 8  # stdio.MAX_PENDING: calls that run at once
+SLOTS = 8  # transport.limits.MAX_PENDING: calls that run at once
 HEADERS = {"Content-Type": "application/json", "Accept": JSON_AND_SSE, "Authorization": f"Bearer {TOKEN}"}
 
 

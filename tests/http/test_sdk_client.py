@@ -22,7 +22,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 
-from magnotia_mcp.transport.stdio.loop import MAX_PENDING
+from magnotia_mcp.transport.limits import MAX_PENDING
 from tests.clients.test_python_sdk import TIMEOUT, exercise, structured
 from tests.e2e.test_concurrency import ENDLESS, NEWEST_ID, ROWS, TEXT_CHARS, build_big_store
 from tests.http.conftest import TOKEN, HttpServer, start

@@ -1,10 +1,10 @@
-"""hostcheck: which Host and Origin values a server answers, by bind address."""
+"""guard.HostCheck: which Host and Origin values a server answers, by bind address."""
 
 from __future__ import annotations
 
 import pytest
 
-from magnotia_mcp.transport.http.hostcheck import HostCheck, split_authority
+from magnotia_mcp.transport.http.guard import HostCheck, split_authority
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import threading
 
-from magnotia_mcp.transport.stdio.lines import MAX_LINE_BYTES, LineSplitter, LineWriter
+from magnotia_mcp.transport.limits import MAX_LINE_BYTES
+from magnotia_mcp.transport.stdio.lines import LineSplitter, LineWriter
 
 
 def test_line_splitter_reassembles_lines_split_across_chunks() -> None:

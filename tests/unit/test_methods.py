@@ -19,8 +19,9 @@ from devkit.storefactory import StoreBuilder
 from magnotia_mcp.errors import INVALID_PARAMS, METHOD_NOT_FOUND
 from magnotia_mcp.protocol import revisions
 from magnotia_mcp.protocol.methods import METHODS, STATIC_TTL_MS
+from magnotia_mcp.protocol.requests import META_SERVER_INFO, SERVER_TITLE
 from magnotia_mcp.protocol.revisions import KNOWN, has
-from magnotia_mcp.protocol.server import DEFERRED, META_SERVER_INFO, SERVER_TITLE
+from magnotia_mcp.protocol.server import DEFERRED
 from magnotia_mcp.store.pool import Store
 from tests.unit.wire import Message, Outbox, Session, answer_now, error_code, exchange, frame, only, result_of
 

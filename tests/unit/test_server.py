@@ -26,17 +26,9 @@ from magnotia_mcp.errors import (
 )
 from magnotia_mcp.protocol import revisions
 from magnotia_mcp.protocol.methods import new_server
+from magnotia_mcp.protocol.requests import META_CAPABILITIES, META_SERVER_INFO, META_VERSION, Request, server_info
 from magnotia_mcp.protocol.revisions import KNOWN, has
-from magnotia_mcp.protocol.server import (
-    DEFERRED,
-    META_CAPABILITIES,
-    META_SERVER_INFO,
-    META_VERSION,
-    Method,
-    Request,
-    Server,
-    server_info,
-)
+from magnotia_mcp.protocol.server import DEFERRED, Method, Server
 from magnotia_mcp.store.pool import Store
 from tests.unit.wire import (
     Message,

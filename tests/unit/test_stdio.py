@@ -20,8 +20,10 @@ from typing import Any
 import pytest
 
 from magnotia_mcp.protocol.jsonrpc import JSON
-from magnotia_mcp.protocol.server import Method, Request, Server
-from magnotia_mcp.transport.stdio.loop import MAX_LINE_BYTES, MAX_PENDING, OUTPUT_HIGH, serve
+from magnotia_mcp.protocol.requests import Request
+from magnotia_mcp.protocol.server import Method, Server
+from magnotia_mcp.transport.limits import MAX_LINE_BYTES, MAX_PENDING
+from magnotia_mcp.transport.stdio.loop import OUTPUT_HIGH, serve
 from tests.unit.wire import frame, never_opened, notification, request
 
 if sys.platform != "win32":

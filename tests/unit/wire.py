@@ -12,8 +12,10 @@ import json
 from typing import Any
 
 from magnotia_mcp.protocol import revisions
+from magnotia_mcp.protocol.jsonrpc import Reply
 from magnotia_mcp.protocol.methods import new_server
-from magnotia_mcp.protocol.server import META_CAPABILITIES, META_VERSION, Server
+from magnotia_mcp.protocol.requests import META_CAPABILITIES, META_VERSION
+from magnotia_mcp.protocol.server import Server
 from magnotia_mcp.store.pool import Store
 
 Message = dict[str, Any]
@@ -44,14 +46,20 @@ def frame(message: object) -> bytes:
 
 
 class Outbox:
-    """A ``send`` callback that keeps every line sent, checking each is one line of UTF-8 JSON."""
+    """A ``send`` callback that keeps every line sent, checking each is one line of UTF-8 JSON that its Reply
+    describes truly (a notification, an error and its code, a null id)."""
 
     def __init__(self) -> None:
         self.lines: list[bytes] = []
 
-    def __call__(self, data: bytes) -> None:
+    def __call__(self, data: bytes, reply: Reply) -> None:
         assert isinstance(data, bytes)
         assert b"\n" not in data, data
+        message = json.loads(data)
+        assert reply.notification == (isinstance(message, dict) and "method" in message), (reply, data)
+        error = message.get("error") if isinstance(message, dict) else None
+        assert reply.error == (error["code"] if error is not None else None), (reply, data)
+        assert reply.null_id == (error is not None and message["id"] is None), (reply, data)
         self.lines.append(data)
 
     def messages(self) -> list[Any]:

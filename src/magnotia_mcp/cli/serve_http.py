@@ -13,7 +13,8 @@ from magnotia_mcp import log
 from magnotia_mcp.cli.storesource import NoStoreLocation, served_store
 
 if TYPE_CHECKING:
-    from magnotia_mcp.transport.http.app import Settings
+    from magnotia_mcp.protocol.server import Server
+    from magnotia_mcp.transport.http.serving import Settings
 
 
 class Unusable(Exception):
@@ -23,7 +24,7 @@ class Unusable(Exception):
 def serve_http(args: argparse.Namespace) -> int:
     """Serve until SIGTERM or SIGINT (exit 0); 2, with one line on stderr, when an option cannot be used."""
     try:
-        from magnotia_mcp.transport.http import app as http
+        from magnotia_mcp.transport.http import serving as http
     except ImportError as exc:  # uvicorn missing
         log.error(f"--http needs the optional dependency: pip install 'magnotia-mcp[http]' ({exc})")
         return 2
@@ -34,7 +35,10 @@ def serve_http(args: argparse.Namespace) -> int:
         settings = _settings(args)
         with served_store(args.db, demo=args.demo) as store:
             # A Server per request, every one reading this one store, which is closed once, at exit.
-            return int(http.run(lambda: new_server(store, call_timeout=call_timeout), settings, store.close))
+            def per_request(legacy: str | None) -> Server:
+                return new_server(store, call_timeout=call_timeout, legacy_revision=legacy)
+
+            return int(http.run(per_request, settings, store.close))
     except (Unusable, NoStoreLocation) as exc:
         log.error(str(exc))
         return 2
@@ -42,7 +46,7 @@ def serve_http(args: argparse.Namespace) -> int:
 
 def _settings(args: argparse.Namespace) -> Settings:
     """What the transport is told: bind address, token and limits."""
-    from magnotia_mcp.transport.http import app as http
+    from magnotia_mcp.transport.http import serving as http
 
     try:
         host, port = http.parse_bind(args.http)
@@ -66,8 +70,8 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 def _token(no_auth: bool, token_file: str | None, host: str) -> str | None:
     """The bearer token requests must carry; None with --no-auth, which only a loopback host may use."""
-    from magnotia_mcp.transport.http.app import is_loopback
     from magnotia_mcp.transport.http.bearer import TokenError, load_token
+    from magnotia_mcp.transport.http.guard import is_loopback
 
     if no_auth:
         if not is_loopback(host):

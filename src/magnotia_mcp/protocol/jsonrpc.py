@@ -1,4 +1,5 @@
-"""JSON-RPC 2.0 on the wire: decoding a message, checking its envelope, encoding replies.
+"""JSON-RPC 2.0 on the wire: decoding a message, checking its envelope, encoding replies, and saying what an
+encoded one is (``Reply``).
 
 Nothing here knows MCP: methods, revisions and results belong to ``server``.
 Encoding is compact (one message per line) and never fails on text that
@@ -8,12 +9,46 @@ came in with unpaired surrogate escapes.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 from magnotia_mcp.errors import InvalidRequest, ParseError, ProtocolError
 
 JSON = dict[str, Any]
 RequestId = str | int
+
+
+class Reply(NamedTuple):
+    """What a transport may need to know of a message the server sends, beside its encoded bytes.
+
+    Given with the bytes, so that no transport looks into them: HTTP picks its status and
+    tells the answer from progress notifications by it; stdio writes the bytes and ignores it.
+    """
+
+    notification: bool = False  # a notification (progress), not the answer to the request
+    error: int | None = None  # the JSON-RPC error code, when the answer is an error
+    null_id: bool = False  # an error with a null id: the message was no usable request
+
+
+# Shared, so that no message costs an allocation for its Reply (errors: one per code, made once).
+RESULT = Reply()
+NOTIFICATION = Reply(notification=True)
+_ERRORS: tuple[dict[int, Reply], dict[int, Reply]] = ({}, {})  # by code: with an id, with a null id
+
+
+def reply_of(response: JSON | list[JSON]) -> Reply:
+    """The Reply for a response (a batch's array counts as a result)."""
+    if isinstance(response, dict) and (error := response.get("error")) is not None:
+        return error_reply(error["code"], response["id"] is None)
+    return RESULT
+
+
+def error_reply(code: int, null_id: bool) -> Reply:
+    """The Reply for an error with code (the server's codes are a handful, so these stay few)."""
+    known = _ERRORS[null_id]
+    reply = known.get(code)
+    if reply is None:
+        reply = known[code] = Reply(error=code, null_id=null_id)
+    return reply
 
 
 def decode(line: bytes) -> object:

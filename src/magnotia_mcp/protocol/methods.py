@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 from magnotia_mcp import prompts, resources
 from magnotia_mcp.errors import InvalidParams
 from magnotia_mcp.protocol import revisions
+from magnotia_mcp.protocol.requests import Request, server_info
 from magnotia_mcp.protocol.revisions import has
-from magnotia_mcp.protocol.server import Method, Request, Server, server_info
+from magnotia_mcp.protocol.server import Method, Server
 from magnotia_mcp.tools.base import ToolContext
 from magnotia_mcp.tools.catalog import TOOLS
 
@@ -74,7 +75,7 @@ def _no_cursor(request: Request) -> None:
 
 def _initialize(server: Server, request: Request) -> JSON:
     revision = request.revision
-    server.legacy_revision = revision
+    server.adopt(revision)
     return {
         "protocolVersion": revision,
         "capabilities": capabilities(revision),
@@ -185,6 +186,11 @@ METHODS: dict[str, Method] = {
 }
 
 
-def new_server(store: Store | Callable[[], Store], *, call_timeout: float = 30.0) -> Server:
-    """A Server answering every method above; store is a Store or a function that opens one."""
-    return Server(METHODS, store, call_timeout=call_timeout)
+def new_server(
+    store: Store | Callable[[], Store], *, call_timeout: float = 30.0, legacy_revision: str | None = None
+) -> Server:
+    """A Server answering every method above; store is a Store or a function that opens one.
+
+    legacy_revision: the revision a client already agreed on (an HTTP session's), if any.
+    """
+    return Server(METHODS, store, call_timeout=call_timeout, legacy_revision=legacy_revision)

@@ -9,10 +9,7 @@ import itertools
 import os
 from collections import deque
 
-# A request is a few hundred bytes (a search query is at most 500 characters); a line
-# is parsed whole, and a MiB of JSON can take 5-8 MiB parsed, so this is also a bound
-# on memory (``stdio`` lets the requests in flight add up to one such line).
-MAX_LINE_BYTES = 1024 * 1024
+from magnotia_mcp.transport.limits import MAX_LINE_BYTES
 
 
 class LineSplitter:
@@ -74,8 +71,12 @@ class LineWriter:
         self._parts: deque[memoryview] = deque()  # what the fd has not taken yet, in order
         self.buffered = 0  # bytes in _parts
 
-    def send(self, data: bytes) -> None:
-        """data and a newline, all of it (a pipe may take a large line in several writes)."""
+    def send(self, data: bytes, _reply: object = None) -> None:
+        """data and a newline, all of it (a pipe may take a large line in several writes).
+
+        A ``Server.submit`` send callback: what the server says of the message (a ``Reply``)
+        makes no difference to a line.
+        """
         if self.closed:
             return
         if self._parts:  # behind what already waits: the caller flushes when the fd can take more

@@ -34,19 +34,12 @@ from typing import Any, Protocol
 from magnotia_mcp.errors import InvalidRequest
 from magnotia_mcp.protocol import jsonrpc
 from magnotia_mcp.protocol.server import DEFERRED, Server
-from magnotia_mcp.transport.stdio.lines import MAX_LINE_BYTES, LineSplitter, LineWriter
+from magnotia_mcp.transport.limits import MAX_LINE_BYTES, MAX_PENDING
+from magnotia_mcp.transport.stdio.lines import LineSplitter, LineWriter
 
-__all__ = ["MAX_LINE_BYTES", "MAX_PENDING", "OUTPUT_HIGH", "serve"]
+__all__ = ["OUTPUT_HIGH", "serve"]
 
 _CHUNK = 1 << 16
-# Calls in flight at most. The store lends 2 readers: 2 calls run, and up to 6 wait
-# their turn, so a reader freed by one call goes straight to the next without a
-# round trip to stdin, and calls that never reach the store (a bad argument, an
-# unknown tool) do not queue behind ones that do. More would not run any sooner:
-# it would only hold more requests, and their answers, in memory (a pending call
-# costs ~6 KB, an answer up to ~1.4 MB: 20,000 pipelined calls peak at 38 MiB,
-# calls with the largest answers at 52 MiB; 45 MiB with 2 slots, 49 with 4).
-MAX_PENDING = 8
 # Answers waiting for the client to read them: past this, no new work is taken
 # (calls in flight still finish and add theirs: at most MAX_PENDING answers more).
 OUTPUT_HIGH = 256 * 1024
@@ -124,7 +117,8 @@ class _Output:
         """Take no new work: the client is not reading (or has gone)."""
         return self.writer.closed or self.writer.buffered >= OUTPUT_HIGH
 
-    def send(self, data: bytes) -> None:
+    def send(self, data: bytes, _reply: object = None) -> None:
+        """A ``Server.submit`` send callback: a line, whatever the server says of it (a ``Reply``)."""
         self.writer.send(data)
         if self.writer.closed:
             self.stop.set()
