@@ -135,7 +135,7 @@ async def call(path: Path, tool: str, arguments: dict[str, Any], recorder: Recor
             params = {"name": tool, "arguments": arguments}
             message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
             recorder.on = request_id == 2
-            task = server.submit(json.dumps(message).encode(), answers.append)
+            task = server.submit(json.dumps(message).encode(), lambda line, _reply: answers.append(line))
             if isinstance(task, asyncio.Task):
                 await task
             recorder.on = False
