@@ -6,7 +6,7 @@ points (its own Unicode table, not Python's ``str.isalnum``). The scan must cut
 text exactly where the index does, so the set is read from SQLite itself: every
 non-ASCII code point is indexed between two "a"s, and those where "a" stands
 alone as a token are separators. Takes a few seconds; run it when SQLite's
-tokenizer data changes (``tests/unit/test_unicode61.py`` says when).
+tokenizer data changes (``tests/unit/search/test_unicode61.py`` says when).
 
     python devtools/unicode61.py > src/magnotia_mcp/search/unicode61.py
 """

@@ -3,7 +3,7 @@
 A row says, independently of src/magnotia_mcp/install/hosts.py, what docs/hosts.md says: where
 the host keeps its user config on each OS (written as the docs write it: ``~``, ``$XDG``,
 ``%APPDATA%``, ``/`` between parts), how the host parses the file, where its servers are, which
-folder says it is installed, and a user's file before an install. tests/unit/test_install_hosts.py
+folder says it is installed, and a user's file before an install. tests/unit/install/test_hosts.py
 checks every record against its row on Linux, macOS and Windows; tests/e2e/test_install.py installs
 into, starts and uninstalls from every row's file. Adding a host: one record there, one row here.
 """

@@ -8,7 +8,7 @@ hands aiosqlite the open connection: its thread then has nothing left that can f
 ``connect()`` only takes what ``sqlite3.connect`` takes, so that needs
 ``aiosqlite.Connection(connector, iter_chunk_size)``, which aiosqlite does not
 document: pyproject.toml bounds aiosqlite below its next minor version, and
-tests/unit/test_store_worker.py checks what this relies on (awaiting the connection
+tests/unit/store/test_worker.py checks what this relies on (awaiting the connection
 starts its thread, runs the connector there once, and yields the connection).
 """
 

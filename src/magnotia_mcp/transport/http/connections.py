@@ -19,7 +19,7 @@ head costs nothing a request needs:
   otherwise hold its connection, and any call slot, for ever.
 
 This module is the one place that leans on uvicorn's internals (``H11Protocol``'s hooks): the
-http extra bounds uvicorn's version (pyproject.toml), tests/unit/test_uvicorn_hooks.py checks the
+http extra bounds uvicorn's version (pyproject.toml), tests/unit/transport/test_http_uvicorn_hooks.py checks the
 hooks and attributes used, and tests/security/test_http_sockets.py shows the behaviour relied on.
 """
 

@@ -18,7 +18,7 @@ from magnotia_mcp.install.hosts import HOSTS, config_path, marker
 from magnotia_mcp.install.record import SYSTEMS
 from tests.support.hosts import BY_KEY, CASES, KEYS, HostCase, expand
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 # Each OS's environment as it sets it, and the platform name Python reports there.
 ENVIRONMENTS = {
     "linux": ("linux", {"HOME": "/home/ana", "XDG_CONFIG_HOME": "/home/ana/cfg"}),

@@ -22,7 +22,7 @@ import pytest
 
 from tests.support.server import Launcher, console_script
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / ".github" / "scripts" / "release_assets.py"
 BUNDLER = ROOT / "packaging" / "mcpb" / "bundle.py"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from magnotia_mcp.search.tokens import token_count
 from magnotia_mcp.search.unicode61 import SEPARATORS
 
-GENERATOR = Path(__file__).resolve().parents[2] / "devtools" / "unicode61.py"
+GENERATOR = Path(__file__).resolve().parents[3] / "devtools" / "unicode61.py"
 
 
 def test_the_table_is_the_running_sqlites() -> None:

@@ -2,7 +2,7 @@
 
 Each expectation is checked both ways a query runs: scan-mode matching
 (``Matcher.matches`` over folded text) and SQLite's own FTS5 (an in-memory table
-with the store's tokenizer, as tests/unit/test_querylang.py uses it).
+with the store's tokenizer, as tests/unit/search/test_querylang.py uses it).
 ``fts_at_least(k)``, the expression relevance ranking sends to the index, must
 be valid FTS5 and select exactly the rows that match at least k clauses.
 """
