@@ -7,7 +7,10 @@ cycle is caught even when it would only bite under a different import order.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
+
+import pytest
 
 import magnotia_mcp
 
@@ -139,3 +142,38 @@ def test_the_dispatcher_knows_nothing_of_tools_or_sql() -> None:
         reached = {m for m in graph[module] if m.startswith(("magnotia_mcp.tools", "magnotia_mcp.protocol.methods"))}
         reached |= {m for m in graph[module] if m.startswith("magnotia_mcp.store.") and m != "magnotia_mcp.store.pool"}
         assert not reached, (module, reached)
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _documented_layers(path: Path) -> dict[str, str]:
+    """The layer table of a document: each backticked name in a row's modules cell, with the row's layer."""
+    names: dict[str, str] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.split("|")]
+        if len(cells) >= 4 and cells[1] in {name for name, _ in LAYERS}:
+            for name in re.findall(r"`([\w/]+)`", cells[2]):
+                names[name.rstrip("/")] = cells[1]
+    return names
+
+
+@pytest.mark.parametrize("doc", ["docs/architecture.md", "README.md"])
+def test_the_documented_layers_are_the_code(doc: str) -> None:
+    """Every module is named in the row of its layer; a package's modules may be listed after it in brackets."""
+    documented = _documented_layers(REPO / doc)
+    assert len(documented) > 40, documented
+    missing: list[str] = []
+    graph = _graph()
+    for module in graph:
+        if any(other.startswith(module + ".") for other in graph):
+            continue  # a package: its modules are named
+        parts = module.split(".")[1:]
+        layer = LAYERS[_layer(module)][0]
+        # "store/" then "reader", or "transport/limits", or "errors": any of these names it.
+        candidates = {"/".join(parts), parts[-1]} if len(parts) > 1 else {parts[0]}
+        if not any(documented.get(c) == layer for c in candidates) and not (
+            len(parts) > 1 and documented.get(parts[0]) == layer and parts[-1] in documented
+        ):
+            missing.append(f"{module} ({layer})")
+    assert missing == []
