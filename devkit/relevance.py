@@ -19,6 +19,11 @@ Queries come in two kinds: ``keyword`` (what people type into a search box: "qua
 Portuguese, Spanish, German and French topics, accents or their absence as people type them,
 so the query's words are not always the text's words.
 
+Two more kinds, by meaning, live in devkit/relevance_meaning.py (issue 21): ``paraphrase`` (no word shared
+with the answer, other transcripts sharing the query's words in another sense) and ``crosslang`` (an English
+question, a meeting held in another language). Their transcripts are in this store; their queries are
+``MEANING_QUERIES``, half of them ``held_out``, measured but not held to ``TARGET`` by lexical search.
+
 Metrics (per kind): mean reciprocal rank of the first relevant hit within the first ``DEPTH`` hits
 (0 when none), and recall@``RECALL_AT`` (the share of a query's relevant transcripts in its first
 five hits), each averaged over the queries of that kind.
@@ -42,9 +47,11 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from devkit import relevance_meaning as meaning
 from devkit.storefactory import StoreBuilder
 
-KINDS = ("keyword", "question")
+KINDS = ("keyword", "question")  # the kinds lexical search is held to (TARGET)
+MEANING_KINDS = meaning.MEANING_KINDS  # by meaning: reported until search by meaning exists (issue 21)
 MODES = ("fts", "scan")  # with the store's full-text index, and without it (the server scans)
 DEPTH = 10  # reciprocal rank counts the first relevant hit among this many
 RECALL_AT = 5
@@ -81,9 +88,10 @@ class Doc:
 @dataclass(frozen=True)
 class Query:
     text: str
-    kind: str  # keyword | question
+    kind: str  # keyword | question | paraphrase | crosslang
     topic: str
     relevant: frozenset[str] = field(default_factory=frozenset)
+    held_out: bool = False  # kept out of any tuning: reported on its own (the meaning kinds)
 
 
 # -- the about transcripts: one topic each, discussed at length ---------------------------------
@@ -1065,8 +1073,12 @@ def _documents() -> tuple[Doc, ...]:
         for key, topic, title, source, lang, created, deleted, segs in _TRASHED
     ]
     docs += [
+        Doc(key, title, source, lang, created, tuple(segs), "about", topic)
+        for key, topic, title, source, lang, created, segs in meaning.ABOUT
+    ]
+    docs += [
         Doc(key, title, source, lang, created, tuple(segs), "passing")
-        for key, title, source, lang, created, segs in _TITLED
+        for key, title, source, lang, created, segs in [*_TITLED, *meaning.PASSING]
     ]
     for language, sentences in _PASSING.items():
         for i, sentence in enumerate(sentences):
@@ -1090,6 +1102,13 @@ QUERIES = tuple(
     for topic, kinds in _QUERIES.items()
     for kind in KINDS
     for text in kinds[kind]
+)
+MEANING_TOPICS = tuple(meaning.QUERIES)
+MEANING_QUERIES = tuple(
+    Query(text, kind, topic, frozenset(d.id for d in DOCUMENTS if d.role == "about" and d.topic == topic), held)
+    for topic, kinds in meaning.QUERIES.items()
+    for kind in MEANING_KINDS
+    for text, held in kinds.get(kind, ())
 )
 
 
@@ -1184,10 +1203,10 @@ class Evaluation:
 
     outcomes: tuple[Outcome, ...]
 
-    def figures(self) -> dict[str, Figures]:
-        """MRR and recall@5 per kind, in KINDS order."""
+    def figures(self, kinds: Sequence[str] = KINDS) -> dict[str, Figures]:
+        """MRR and recall@5 per kind, in the order of kinds."""
         out = {}
-        for kind in KINDS:
+        for kind in kinds:
             mine = [o for o in self.outcomes if o.query.kind == kind]
             n = len(mine)
             out[kind] = Figures(
@@ -1209,16 +1228,20 @@ class Evaluation:
     def trashed(self) -> list[Outcome]:
         return [o for o in self.outcomes if o.trashed]
 
+    def held_out(self) -> Evaluation:
+        """Only the queries kept out of any tuning."""
+        return Evaluation(tuple(o for o in self.outcomes if o.query.held_out))
+
 
 def evaluate(search: Callable[[str], Iterable[str]], queries: Iterable[Query] = QUERIES) -> Evaluation:
     """Run every query through search (query text -> transcript ids, best first) and judge the answers."""
     return Evaluation(tuple(Outcome(q, tuple(search(q.text))) for q in queries))
 
 
-def table(evaluations: Mapping[str, Evaluation]) -> str:
+def table(evaluations: Mapping[str, Evaluation], kinds: Sequence[str] = KINDS) -> str:
     """A plain-text table of the figures, one row per (label, kind)."""
-    lines = [f"{'':<24} {'kind':<9} {'queries':>7} {'MRR':>6} {'recall@5':>9}"]
+    lines = [f"{'':<24} {'kind':<10} {'queries':>7} {'MRR':>6} {'recall@5':>9}"]
     for label, ev in evaluations.items():
-        for kind, f in ev.figures().items():
-            lines.append(f"{label:<24} {kind:<9} {f.queries:>7} {f.mrr:>6.3f} {f.recall_at_5:>9.3f}")
+        for kind, f in ev.figures(kinds).items():
+            lines.append(f"{label:<24} {kind:<10} {f.queries:>7} {f.mrr:>6.3f} {f.recall_at_5:>9.3f}")
     return "\n".join(lines)

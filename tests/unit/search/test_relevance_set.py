@@ -13,6 +13,9 @@ import pytest
 
 from devkit import relevance
 from devkit.relevance import KINDS, QUERIES, Query, recall_at, reciprocal_rank
+from magnotia_mcp.search.folding import fold
+from magnotia_mcp.search.matching import Matcher
+from magnotia_mcp.search.querylang import parse
 
 
 def test_every_query_is_judged_against_live_topic_transcripts() -> None:
@@ -99,3 +102,58 @@ def test_a_perfect_search_scores_one_and_an_empty_one_zero() -> None:
     assert all(f.mrr == f.recall_at_5 == 0.0 for f in empty.figures().values())
     trashed = relevance.evaluate(lambda _: sorted(relevance.TRASHED_IDS))
     assert len(trashed.trashed()) == len(QUERIES)
+
+
+# -- the queries by meaning (devkit/relevance_meaning.py, issue 21) ---------------------------------
+
+
+def _clauses_matched(query: Query, doc: relevance.Doc) -> list[bool]:
+    """Which of the query's clauses the server's own matcher finds in the transcript (title and text)."""
+    return Matcher(parse(query.text)).matched(fold(doc.title), *(fold(text) for _, text in doc.segments))
+
+
+def test_meaning_queries_are_judged_and_half_held_out() -> None:
+    queries = relevance.MEANING_QUERIES
+    assert {q.kind for q in queries} == set(relevance.MEANING_KINDS)
+    assert not set(relevance.MEANING_KINDS) & set(KINDS)
+    for kind in relevance.MEANING_KINDS:
+        mine = [q for q in queries if q.kind == kind]
+        assert len(mine) >= 8, kind
+        assert sum(q.held_out for q in mine) * 2 == len(mine), kind  # half kept out of any tuning
+    assert not any(q.held_out for q in QUERIES)
+    assert len({q.text for q in (*QUERIES, *queries)}) == len(QUERIES) + len(queries)
+    for q in queries:
+        assert q.relevant, q.text
+        assert not q.relevant & relevance.TRASHED_IDS, q.text
+        assert all(relevance.BY_ID[t].role == "about" for t in q.relevant), q.text
+
+
+def test_meaning_queries_share_no_word_with_their_answer() -> None:
+    for q in relevance.MEANING_QUERIES:
+        for t in q.relevant:
+            assert not any(_clauses_matched(q, relevance.BY_ID[t])), (q.text, relevance.BY_ID[t].key)
+
+
+def test_paraphrases_share_words_with_other_transcripts() -> None:
+    live = [d for d in relevance.DOCUMENTS if d.deleted_at is None]
+    for q in relevance.MEANING_QUERIES:
+        if q.kind == "paraphrase":
+            assert any(any(_clauses_matched(q, d)) for d in live if d.id not in q.relevant), q.text
+
+
+def test_cross_language_answers_are_not_in_english() -> None:
+    for q in relevance.MEANING_QUERIES:
+        if q.kind == "crosslang":
+            assert all(relevance.BY_ID[t].language != "en" for t in q.relevant), q.text
+
+
+def test_held_out_figures() -> None:
+    queries = relevance.MEANING_QUERIES
+    perfect = relevance.evaluate(lambda text: sorted(next(q for q in queries if q.text == text).relevant), queries)
+    held = perfect.held_out()
+    assert len(held.outcomes) * 2 == len(queries)
+    assert all(f.mrr == f.recall_at_5 == 1.0 for f in held.figures(relevance.MEANING_KINDS).values())
+    assert (
+        held.figures(relevance.MEANING_KINDS)["paraphrase"].queries * 2
+        == perfect.figures(relevance.MEANING_KINDS)["paraphrase"].queries
+    )
