@@ -12,6 +12,7 @@ outputSchema where the revision has one.
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ pytestmark = pytest.mark.transports("stdio", "http")
 
 MARKER = "kumquat"  # only in the trash
 SECRET_TITLE = "Secret budget launch hiring"
+LIVE_TRANSCRIPTS = 10  # in write_store: all but the trashed one
 
 
 def meeting(b: StoreBuilder, segments: list[tuple[str | None, str]], **fields: Any) -> str:
@@ -108,7 +110,12 @@ def call(server: ServerProcess, arguments: dict[str, Any]) -> dict[str, Any]:
 def check_hits(result: dict[str, Any], arguments: dict[str, Any]) -> None:
     """What holds of every search result, whatever the arguments."""
     sort = arguments.get("sort", "relevance")
-    assert set(result) == {"query", "mode", "sort", "ranked_among", "hits", "next_cursor", "max_tokens"}
+    # A hint only where the search found little (tools/hints); what it says the store holds is never the trash.
+    assert set(result) - {"hint"} == {"query", "mode", "sort", "ranked_among", "hits", "next_cursor", "max_tokens"}
+    if "hint" in result:
+        assert result["hint"]["found"] == ("partial" if result["hits"] else "nothing")
+        assert result["hint"]["store"]["transcripts"] == LIVE_TRANSCRIPTS
+        assert MARKER not in json.dumps(result["hint"])
     assert result["query"] == arguments["query"]
     assert result["sort"] == sort
     hits = result["hits"]

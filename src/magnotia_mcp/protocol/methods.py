@@ -18,6 +18,7 @@ from magnotia_mcp.protocol import revisions
 from magnotia_mcp.protocol.requests import Request, server_info
 from magnotia_mcp.protocol.revisions import has
 from magnotia_mcp.protocol.server import Method, Server
+from magnotia_mcp.tools import hints
 from magnotia_mcp.tools.base import ToolContext
 from magnotia_mcp.tools.catalog import TOOLS
 
@@ -37,6 +38,13 @@ INSTRUCTIONS = (
     "Lists return next_cursor: pass it back as cursor for the next page. list_tasks shows action items, "
     "open first and soonest due first. Times are UTC (RFC 3339)."
 )
+
+
+def instructions() -> str:
+    """INSTRUCTIONS, and the languages of the store's transcripts once a search has read them (none at start)."""
+    return INSTRUCTIONS + hints.languages_sentence()
+
+
 # Static answers may be cached for an hour; the user's data goes stale at once.
 STATIC_TTL_MS = 3_600_000
 
@@ -80,7 +88,7 @@ def _initialize(server: Server, request: Request) -> JSON:
         "protocolVersion": revision,
         "capabilities": capabilities(revision),
         "serverInfo": server_info(revision),
-        "instructions": INSTRUCTIONS,
+        "instructions": instructions(),
     }
 
 
@@ -88,7 +96,7 @@ def _discover(server: Server, request: Request) -> JSON:
     return {
         "supportedVersions": list(revisions.MODERN),
         "capabilities": capabilities(request.revision),
-        "instructions": INSTRUCTIONS,
+        "instructions": instructions(),
         "ttlMs": STATIC_TTL_MS,
         "cacheScope": "public",
     }

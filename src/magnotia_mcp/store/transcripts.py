@@ -254,3 +254,27 @@ async def complete_transcript_ids(db: Reader, value: str, limit: int) -> list[st
     v = _like_escape(value)
     rows = await db.all(COMPLETE_TRANSCRIPT_IDS, {"prefix": v + "%", "contains": "%" + v + "%", "limit": limit})
     return [r["id"] for r in rows]
+
+
+# What the live store holds, for a search that found little (tools/hints): transcripts per
+# language tag the app recorded, and the time span. One pass over the rows; no text is read.
+LANGUAGES = (
+    "SELECT language, count(*) AS transcripts, min(created_at) AS first_at, max(created_at) AS last_at"
+    " FROM transcripts WHERE deleted_at IS NULL GROUP BY language ORDER BY transcripts DESC, language"
+)
+# Transcripts without a recorded language: their title and first characters, for a guess.
+UNLABELLED = (
+    "SELECT title, substr(coalesce(formatted_text, raw_text), 1, :chars) AS head FROM transcripts"
+    " WHERE deleted_at IS NULL AND language IS NULL ORDER BY created_at DESC, id DESC LIMIT :limit"
+)
+
+
+async def languages(db: Reader) -> list[dict[str, Any]]:
+    """Per recorded language (None: not recorded), the live transcripts and their first and last times."""
+    return [dict(r) for r in await db.all(LANGUAGES)]
+
+
+async def unlabelled_heads(db: Reader, limit: int, chars: int) -> list[str]:
+    """The title and first characters of up to limit live transcripts with no recorded language, newest first."""
+    rows = await db.all(UNLABELLED, {"limit": limit, "chars": chars})
+    return [f"{r['title']} {r['head'] or ''}" for r in rows]

@@ -8,7 +8,7 @@ from magnotia_mcp.args import cursors
 from magnotia_mcp.args.checks import time_range
 from magnotia_mcp.budget import fit_page
 from magnotia_mcp.errors import InvalidArguments
-from magnotia_mcp.tools import schema
+from magnotia_mcp.tools import hints, schema
 from magnotia_mcp.tools.base import Tool, ToolContext
 
 
@@ -44,6 +44,11 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
             speaker=args.get("speaker"),
             progress=progress,
         )
+        # Found little on a first page: say what the store holds and what to try (issue 21, item 5).
+        found = hints.found_little(query, result["hits"]) if skip == 0 else None
+        if found is not None:
+            filtered = any(k in args for k in ("since", "until", "source", "speaker"))
+            result["hint"] = hints.hint(found, query, await hints.holdings(db), filtered)
     result["hits"] = result["hits"][skip:]
     result["next_cursor"] = None
     answer = window.echoed(result)
@@ -66,6 +71,39 @@ _TIME = {
     "speaker": schema.nullable("string"),
 }
 
+# Only in an answer that found nothing or only weak partial matches (tools/hints).
+HINT = {
+    **schema.record(
+        {
+            "found": {"type": "string", "enum": ["nothing", "partial"]},
+            "message": schema.STRING,
+            "store": schema.record(
+                {
+                    "transcripts": schema.INTEGER,
+                    "languages": schema.list_of(
+                        schema.record(
+                            {
+                                "language": schema.nullable("string"),
+                                "name": schema.STRING,
+                                "transcripts": schema.INTEGER,
+                                "guessed": {"type": "boolean"},
+                            },
+                            optional=("guessed",),
+                        )
+                    ),
+                    "first_at": schema.nullable("string"),
+                    "last_at": schema.nullable("string"),
+                    "semantic_index": {"type": "boolean"},
+                }
+            ),
+            "try": schema.list_of(schema.STRING),
+        }
+    ),
+    "description": "Present when the search found nothing or only weak partial matches: why, what the store "
+    "holds (languages of its transcripts with counts, null when not recorded; its time span; whether a semantic "
+    "index exists) and the next calls worth trying.",
+}
+
 SEARCH_TRANSCRIPTS = Tool(
     "search_transcripts",
     "Search transcripts",
@@ -77,7 +115,9 @@ SEARCH_TRANSCRIPTS = Tool(
     "a snippet (matches in **bold**), the terms it matched, and up to 3 moments (the best-matching "
     "segments, with time and speaker) to cite, or to read around with get_transcript(start_ms=...). "
     "sort=newest/oldest lists every transcript that has all the terms in time order instead. "
-    "speaker restricts the search to what one speaker said.",
+    "speaker restricts the search to what one speaker said. Search matches words, not meanings: when it finds "
+    "nothing or only weak partial matches, the answer has a hint with the store's languages, its time span and "
+    "what to try next (other words, the meeting's language, a time filter).",
     schema.arguments(
         {
             "query": {"type": "string", "minLength": 1, "maxLength": 500, "description": "What to look for."},
@@ -142,9 +182,10 @@ SEARCH_TRANSCRIPTS = Tool(
                 "description": "When hits were left out to fit max_tokens: pass as cursor (same query) for the "
                 "rest; else null.",
             },
+            "hint": HINT,
             **schema.BUDGET_FIELDS,
         },
-        optional=("range", "note"),
+        optional=("range", "note", "hint"),
     ),
     _search_transcripts,
 )

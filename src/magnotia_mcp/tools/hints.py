@@ -1,0 +1,150 @@
+"""Help where words fail (issue 21, item 5): what the store holds, when a search finds little.
+
+Search matches words, not meanings: a question worded unlike the meeting, or asked in
+another language than the meeting was held in, finds nothing or only hits that share a word
+or two. Such an answer gets a ``hint``: what the store holds that could help (its transcripts'
+languages with counts, its time span, whether a semantic index exists) and the next calls worth
+trying. An answer with good matches is unchanged.
+
+What the store holds is read once per store generation, only when a search first needs it, and
+kept: a search that finds good matches never pays for it, and ``initialize`` (answered before the
+store is opened) names the languages only once they are known, without reading anything.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # only for annotations: the reader pulls in asyncio and sqlite3
+    from magnotia_mcp.search.querylang import Query
+    from magnotia_mcp.store.reader import Reader
+
+JSON = dict[str, Any]
+
+# English names of the primary language subtags a speech model records (BCP 47).
+NAMES = {
+    "ar": "Arabic", "ca": "Catalan", "cs": "Czech", "da": "Danish", "de": "German", "el": "Greek",
+    "en": "English", "es": "Spanish", "fi": "Finnish", "fr": "French", "he": "Hebrew", "hi": "Hindi",
+    "hu": "Hungarian", "it": "Italian", "ja": "Japanese", "ko": "Korean", "nb": "Norwegian", "nl": "Dutch",
+    "no": "Norwegian", "pl": "Polish", "pt": "Portuguese", "ro": "Romanian", "ru": "Russian", "sv": "Swedish",
+    "tr": "Turkish", "uk": "Ukrainian", "zh": "Chinese",
+}  # fmt: skip
+# search.stemming's language names, as tags: a transcript with no recorded language is guessed among these.
+_TAGS = {"english": "en", "portuguese": "pt", "spanish": "es", "german": "de", "french": "fr"}
+GUESS_SAMPLE = 200  # transcripts without a recorded language whose language is guessed (the newest)
+GUESS_CHARS = 300  # of each one's text, after its title
+WEAK_SHARE = 0.5  # hits matching at most this share of a query's words (of two or more) are weak
+_WORD = re.compile(r"\w+")
+
+# (store path, file identity) -> (generation, what it holds); and the last one read, for initialize.
+_HOLDS: dict[tuple[str, object], tuple[int, JSON]] = {}
+_latest: list[JSON] = []
+
+
+def found_little(query: Query, hits: list[JSON]) -> str | None:
+    """ "nothing", "partial" (every hit matches at most half of the query's words), or None: good matches."""
+    if not hits:
+        return "nothing"
+    clauses = len(query.clauses)
+    best = max(len(hit["matched_terms"]) for hit in hits)
+    return "partial" if clauses >= 2 and best <= WEAK_SHARE * clauses else None
+
+
+async def holdings(db: Reader) -> JSON:
+    """What the live store holds (languages with counts, time span), read once per store generation."""
+    key = (str(db.path), db.info.identity)
+    cached = _HOLDS.get(key)
+    if cached is not None and cached[0] == db.generation:
+        return cached[1]
+    from magnotia_mcp.store import transcripts
+
+    rows = await transcripts.languages(db)
+    counts: dict[tuple[str | None, bool], int] = {}
+    for r in rows:
+        if r["language"] is not None:
+            counts[(r["language"], False)] = r["transcripts"]
+    unlabelled = sum(r["transcripts"] for r in rows if r["language"] is None)
+    if unlabelled:
+        heads = await transcripts.unlabelled_heads(db, GUESS_SAMPLE, GUESS_CHARS)
+        for tag in map(_guess, heads):
+            counts[(tag, tag is not None)] = counts.get((tag, tag is not None), 0) + 1
+        if unlabelled > len(heads):
+            counts[(None, False)] = counts.get((None, False), 0) + unlabelled - len(heads)
+    languages = [
+        {"language": tag, "name": _name(tag), "transcripts": n, **({"guessed": True} if guessed else {})}
+        for (tag, guessed), n in sorted(counts.items(), key=lambda item: (-item[1], str(item[0][0])))
+    ]
+    held: JSON = {
+        "transcripts": sum(r["transcripts"] for r in rows),
+        "languages": languages,
+        "first_at": min((r["first_at"] for r in rows), default=None),
+        "last_at": max((r["last_at"] for r in rows), default=None),
+        "semantic_index": False,  # search by meaning does not exist yet (issue 21)
+    }
+    _HOLDS[key] = (db.generation, held)
+    _latest[:] = [held]
+    return held
+
+
+def hint(found: str, query: Query, held: JSON, filtered: bool) -> JSON:
+    """The hint for an answer that found little: what happened, what the store holds, what to try next."""
+    n = len(query.clauses)
+    if query.empty:
+        said = "The query has only words search ignores (what, did, we, about, the...)."
+    elif found == "nothing":
+        said = "No transcript matches these words" + (" within the filters." if filtered else ".")
+    else:
+        said = f"No transcript matches more than half of the {n} words; every hit is a weak, partial match."
+    said += " Search matches words (any ending, any case or accent), not meanings; this store has no semantic index."
+    tries = ["other words: the ones the speakers would have said (synonyms, names, numbers), and fewer of them"]
+    languages = [lang for lang in held["languages"] if lang["language"] is not None]
+    if len({lang["name"] for lang in languages}) > 1:
+        tries.append(f"the meeting's language: the transcripts are in {_listed(languages)}; ask in that language")
+    span = f"{_day(held['first_at'])} to {_day(held['last_at'])}" if held["first_at"] else "nothing yet"
+    if filtered:
+        tries.append(f"wider filters (since/until, source, speaker): the store spans {span}")
+    else:
+        tries.append(f"a time filter (since/until; the store spans {span}), or list_transcripts to browse by title")
+    return {"found": found, "message": said, "store": held, "try": tries}
+
+
+def languages_sentence() -> str:
+    """For the server's instructions: the languages of the store once known, else how languages work here."""
+    named = [lang for lang in _latest[0]["languages"] if lang["language"] is not None] if _latest else []
+    if len({lang["name"] for lang in named}) > 1:
+        return f" The transcripts are in {_listed(named)}: search in the language a meeting was held in."
+    if named:
+        return f" The transcripts are in {named[0]['name']}."
+    return (
+        " Transcripts may be in several languages: search in the language a meeting was held in (a search"
+        " that finds little says which languages the store holds)."
+    )
+
+
+def _guess(text: str) -> str | None:
+    from magnotia_mcp.search.folding import fold
+    from magnotia_mcp.search.stemming import guess_language
+
+    language = guess_language(_WORD.findall(fold(text)))
+    return _TAGS.get(language) if language else None
+
+
+def _name(tag: str | None) -> str:
+    if tag is None:
+        return "not recorded"
+    return NAMES.get(tag.split("-")[0].lower(), tag)
+
+
+def _listed(languages: list[JSON]) -> str:
+    """ "English (2), Portuguese (2)": counts by name (a recorded pt-BR and a guessed pt are one language)."""
+    counts: dict[str, int] = {}
+    for lang in languages:
+        counts[lang["name"]] = counts.get(lang["name"], 0) + lang["transcripts"]
+    named = sorted(counts.items(), key=lambda item: -item[1])
+    parts = [f"{name} ({n})" for name, n in named[:6]]
+    return ", ".join(parts) + (f" and {len(named) - 6} more" if len(named) > 6 else "")
+
+
+def _day(stamp: str) -> str:
+    return stamp[:10]

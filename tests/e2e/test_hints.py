@@ -1,0 +1,120 @@
+"""When words fail (issue 21, item 5): a search that finds little says what the store holds, end to end.
+
+A small multilingual store (English, Portuguese, German, one transcript whose language the app did not
+record, and a French one in the trash), written with the full-text index and without it. A search that
+finds nothing, or only hits that match at most half of its words, gets a ``hint`` with the store's
+languages and counts (never the trash's), its time span, "no semantic index" and the next calls to try;
+a search with a good match has no hint, so its answer is as before. The instructions say how languages
+work before anything is read, and name the store's languages once a search has read them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from devkit.storefactory import StoreBuilder, ts
+from tests.support.protocol import MODERN
+from tests.support.server import ServerProcess
+
+Start = Callable[..., ServerProcess]
+
+pytestmark = pytest.mark.transports("stdio", "http")
+
+
+def write_store(path: Path, *, fts: bool) -> Path:
+    b = StoreBuilder(path, fts=fts)
+    b.transcript(title="Weekly sync", raw_text="The mobile launch moves to June; QA signs off first.", created_at=ts(3))
+    b.transcript(title="Standup", raw_text="Yesterday I fixed the export bug.", created_at=ts(4))
+    b.transcript(
+        title="Conversa com Beatriz",
+        language="pt-BR",
+        raw_text="Vamos colocar menos dinheiro nas campanhas no próximo trimestre.",
+        created_at=ts(5),
+    )
+    b.transcript(
+        title="Jour fixe",
+        language="de",
+        raw_text="Jonas übernimmt im Januar die Leitung der Entwicklung.",
+        created_at=ts(6),
+    )
+    b.transcript(
+        title="Nota",
+        language=None,
+        raw_text="Lembrar de que a reunião com o contador é na quinta, e não esquecer os recibos.",
+        created_at=ts(7),
+    )
+    b.transcript(
+        title="Notes", language="fr", raw_text="Le salon de Lyon.", created_at=ts(8), deleted_at=ts(9)
+    )  # in the trash: never counted
+    return b.close()
+
+
+@pytest.fixture(params=["fts", "scan"])
+def server(request: pytest.FixtureRequest, tmp_path: Path, start_server: Start) -> ServerProcess:
+    db = write_store(tmp_path / "store" / "magnotia.db", fts=request.param == "fts")
+    proc = start_server(db)
+    proc.open(MODERN)
+    return proc
+
+
+def search(server: ServerProcess, **arguments: Any) -> dict[str, Any]:
+    result = server.result("search_transcripts", arguments)
+    schema = next(t for t in server.request("tools/list")["result"]["tools"] if t["name"] == "search_transcripts")
+    jsonschema.validate(result, schema["outputSchema"])
+    return result
+
+
+def test_nothing_found_says_what_the_store_holds(server: ServerProcess) -> None:
+    result = search(server, query="how do we cut the ad spend")
+    assert result["hits"] == []
+    hint = result["hint"]
+    assert hint["found"] == "nothing"
+    assert "not meanings" in hint["message"]
+    store = hint["store"]
+    assert store["transcripts"] == 5  # the trash is not counted
+    assert store["semantic_index"] is False
+    assert (store["first_at"], store["last_at"]) == (ts(3), ts(7))
+    languages = {(lang["language"], lang.get("guessed", False)): lang["transcripts"] for lang in store["languages"]}
+    assert languages == {("en", False): 2, ("pt-BR", False): 1, ("de", False): 1, ("pt", True): 1}
+    assert {lang["name"] for lang in store["languages"]} == {"English", "Portuguese", "German"}
+    tries = " | ".join(hint["try"])
+    assert "other words" in tries
+    assert "English (2), Portuguese (2), German (1)" in tries
+    assert "since/until" in tries
+    assert "2026-05-03 to 2026-05-07" in tries
+
+
+def test_weak_partial_matches_get_a_hint(server: ServerProcess) -> None:
+    result = search(server, query="mobile budget forecast")  # only "mobile" is anywhere
+    assert [hit["title"] for hit in result["hits"]] == ["Weekly sync"]
+    assert result["hint"]["found"] == "partial"
+
+
+def test_a_filtered_search_suggests_widening_the_filters(server: ServerProcess) -> None:
+    result = search(server, query="mobile launch", since="2026-05-05")
+    assert result["hits"] == []
+    assert "within the filters" in result["hint"]["message"]
+    assert any(t.startswith("wider filters") for t in result["hint"]["try"])
+
+
+def test_good_matches_have_no_hint(server: ServerProcess) -> None:
+    for query in ("mobile launch", "what did we decide about the mobile launch", "export", "mobile launch budget"):
+        result = search(server, query=query)
+        assert result["hits"], query
+        assert "hint" not in result, query
+
+
+def test_instructions_name_the_languages_once_known(server: ServerProcess) -> None:
+    before = server.request("server/discover")["result"]["instructions"]
+    assert "several languages" in before
+    search(server, query="ad spend")
+    after = server.request("server/discover")["result"]["instructions"]
+    assert after.endswith(
+        " The transcripts are in English (2), Portuguese (2), German (1): search in the language a meeting was held in."
+    ), after
+    assert after.startswith(before.split(" Transcripts may be")[0])
