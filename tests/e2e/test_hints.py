@@ -77,6 +77,7 @@ def test_nothing_found_says_what_the_store_holds(server: ServerProcess) -> None:
     assert "not meanings" in hint["message"]
     store = hint["store"]
     assert store["transcripts"] == 5  # the trash is not counted
+    assert store["newest_only"] is False
     assert store["semantic_index"] is False
     assert (store["first_at"], store["last_at"]) == (ts(3), ts(7))
     languages = {(lang["language"], lang.get("guessed", False)): lang["transcripts"] for lang in store["languages"]}

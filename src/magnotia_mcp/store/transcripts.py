@@ -256,11 +256,17 @@ async def complete_transcript_ids(db: Reader, value: str, limit: int) -> list[st
     return [r["id"] for r in rows]
 
 
-# What the live store holds, for a search that found little (tools/hints): transcripts per
-# language tag the app recorded, and the time span. One pass over the rows; no text is read.
+# What the live store holds, for a search that found little (tools/hints): the language tags the app
+# recorded, counted over the newest :sample live transcripts (found through the created_at index, so a
+# store of 100,000 is not read whole), and the first and last live created_at (each one index step).
 LANGUAGES = (
-    "SELECT language, count(*) AS transcripts, min(created_at) AS first_at, max(created_at) AS last_at"
-    " FROM transcripts WHERE deleted_at IS NULL GROUP BY language ORDER BY transcripts DESC, language"
+    "SELECT language, count(*) AS transcripts FROM (SELECT language FROM transcripts WHERE deleted_at IS NULL"
+    " ORDER BY created_at DESC, id DESC LIMIT :sample) GROUP BY language ORDER BY transcripts DESC, language"
+)
+SPAN = (
+    "SELECT (SELECT created_at FROM transcripts WHERE deleted_at IS NULL ORDER BY created_at, id LIMIT 1) AS first_at,"
+    " (SELECT created_at FROM transcripts WHERE deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1)"
+    " AS last_at"
 )
 # Transcripts without a recorded language: their title and first characters, for a guess.
 UNLABELLED = (
@@ -269,9 +275,12 @@ UNLABELLED = (
 )
 
 
-async def languages(db: Reader) -> list[dict[str, Any]]:
-    """Per recorded language (None: not recorded), the live transcripts and their first and last times."""
-    return [dict(r) for r in await db.all(LANGUAGES)]
+async def languages(db: Reader, sample: int) -> tuple[list[dict[str, Any]], str | None, str | None]:
+    """Per recorded language (None: not recorded), how many of the newest sample live transcripts have it;
+    and the first and last live created_at (None in an empty store)."""
+    rows = [dict(r) for r in await db.all(LANGUAGES, {"sample": sample})]
+    span = await db.one(SPAN)
+    return rows, span["first_at"] if span else None, span["last_at"] if span else None
 
 
 async def unlabelled_heads(db: Reader, limit: int, chars: int) -> list[str]:

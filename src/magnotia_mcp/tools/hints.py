@@ -32,6 +32,7 @@ NAMES = {
 }  # fmt: skip
 # search.stemming's language names, as tags: a transcript with no recorded language is guessed among these.
 _TAGS = {"english": "en", "portuguese": "pt", "spanish": "es", "german": "de", "french": "fr"}
+SAMPLE = 5000  # the newest live transcripts whose languages are counted (all of them in most stores)
 GUESS_SAMPLE = 200  # transcripts without a recorded language whose language is guessed (the newest)
 GUESS_CHARS = 300  # of each one's text, after its title
 WEAK_SHARE = 0.5  # hits matching at most this share of a query's words (of two or more) are weak
@@ -59,7 +60,7 @@ async def holdings(db: Reader) -> JSON:
         return cached[1]
     from magnotia_mcp.store import transcripts
 
-    rows = await transcripts.languages(db)
+    rows, first_at, last_at = await transcripts.languages(db, SAMPLE)
     counts: dict[tuple[str | None, bool], int] = {}
     for r in rows:
         if r["language"] is not None:
@@ -75,11 +76,13 @@ async def holdings(db: Reader) -> JSON:
         {"language": tag, "name": _name(tag), "transcripts": n, **({"guessed": True} if guessed else {})}
         for (tag, guessed), n in sorted(counts.items(), key=lambda item: (-item[1], str(item[0][0])))
     ]
+    counted = sum(r["transcripts"] for r in rows)
     held: JSON = {
-        "transcripts": sum(r["transcripts"] for r in rows),
+        "transcripts": counted,
+        "newest_only": counted == SAMPLE,  # a bigger store: the languages of its newest SAMPLE
         "languages": languages,
-        "first_at": min((r["first_at"] for r in rows), default=None),
-        "last_at": max((r["last_at"] for r in rows), default=None),
+        "first_at": first_at,
+        "last_at": last_at,
         "semantic_index": False,  # search by meaning does not exist yet (issue 21)
     }
     _HOLDS[key] = (db.generation, held)

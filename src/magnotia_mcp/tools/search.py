@@ -80,6 +80,7 @@ HINT = {
             "store": schema.record(
                 {
                     "transcripts": schema.INTEGER,
+                    "newest_only": {"type": "boolean"},
                     "languages": schema.list_of(
                         schema.record(
                             {
@@ -100,8 +101,8 @@ HINT = {
         }
     ),
     "description": "Present when the search found nothing or only weak partial matches: why, what the store "
-    "holds (languages of its transcripts with counts, null when not recorded; its time span; whether a semantic "
-    "index exists) and the next calls worth trying.",
+    "holds (languages of its live transcripts with counts, null when not recorded; of the newest 5,000 when "
+    "newest_only; its time span; whether a semantic index exists) and the next calls worth trying.",
 }
 
 SEARCH_TRANSCRIPTS = Tool(
