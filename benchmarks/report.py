@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from workload import search_group
 
 # Targets from the benchmark issue. "at 100k" ones are judged on the 100k store
 # only; the others on every store.
-SPAWN_TARGET_MS = {"module": 150.0, "script": 150.0, "frozen": 400.0}
+SPAWN_TARGET_MS = {"module": 150.0, "script": 150.0, "frozen": 150.0}  # issue 20: the one-file build too
 P99_TARGET_MS = {"list_transcripts": 5.0, "get_transcript": 5.0, "list_tasks": 5.0, "search_transcripts": 100.0}
 SEARCH_P50_TARGET_MS = 20.0
 # Issue 9: relevance-ranked search (the keyword mix plus the questions) at 100k, FTS mode.
@@ -105,6 +106,8 @@ def variant_figures(vr: VariantResult) -> Json:
         "search_groups": {name: _group(searches, kinds) for name, kinds in SEARCH_GROUPS.items()},
         "pings_per_s": {"runs": vr.pings_per_s, "median": pct(pings, 50)},
         "peak_rss_mib": vr.peak_rss_kib / 1024 if vr.peak_rss_kib is not None else None,
+        # A one-file executable's size: it unpacks all of it at every start.
+        "file_mb": os.path.getsize(vr.cmd[0]) / 1e6 if vr.kind == "frozen" else None,
         "failures": vr.failures,
         "failure_examples": vr.failure_examples,
         "list_disagreements": vr.disagreements,
@@ -360,15 +363,16 @@ def markdown(report: Json) -> str:
         "",
         "## Process",
         "",
-        "| store | server | spawn→init median / p90 ms | pings/s | peak RSS MiB | failed calls | list mismatches |",
-        "|---|---|---|---|---|---|---|",
+        "| store | server | spawn→init median / p90 ms | pings/s | peak RSS MiB | failed calls | list mismatches"
+        " | file MB |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for s in report["sizes"]:
         for v in s["variants"]:
             lines.append(
                 f"| {s['label']} | {v['label']} | {fmt(v['spawn_ms']['median'], 1)} / {fmt(v['spawn_ms']['p90'], 1)}"
                 f" | {fmt(v['pings_per_s']['median'], 0)} | {fmt(v['peak_rss_mib'], 1)}"
-                f" | {sum(v['failures'].values())} | {v['list_disagreements']} |"
+                f" | {sum(v['failures'].values())} | {v['list_disagreements']} | {fmt(v.get('file_mb'), 1)} |"
             )
     lines += [
         "",

@@ -59,6 +59,7 @@ from typing import Any
 # The modules next to this file: `python benchmarks/run.py` puts this directory first on sys.path.
 import generate
 import httpbench
+import readme
 import relevance
 import scan
 from client import TOOLS, Json
@@ -313,6 +314,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     md_path = args.out_dir / "latest.md"
     md_path.write_text(markdown(report), encoding="utf-8")
     log(f"wrote {md_path}")
+    if md_path.resolve() == readme.LATEST.resolve() and not args.smoke:  # a full run: the README quotes it
+        readme.main([])
+        log(f"wrote the figures of {readme.README.name} from it (benchmarks/readme.py)")
     if not args.no_chart:
         why = chart(report, args.out_dir / "latest.png")
         log(why or f"wrote {args.out_dir / 'latest.png'}")

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from magnotia_mcp.text import result_text
+from magnotia_mcp.text import item_line, result_text
 
 DEFAULT_TOKENS = 8_000  # under the 10,000 at which Claude Code starts to warn
 MAX_TOKENS = 20_000  # under the 25,000 it refuses by default, with room for its own count
@@ -35,20 +35,41 @@ _LETTERS_AND_SPACE = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ "
 _NOT_LEAD_OF_4 = bytes(range(0xF0))  # deleting these leaves the first bytes of 4-byte characters
 
 
-def estimate(text: str) -> int:
-    """Tokens text may cost, from above (see the module docstring)."""
+# What estimate counts of a text, kept apart so that pieces' counts add up to the whole's exactly:
+# (ASCII letters and spaces, other ASCII bytes, tokens of the non-ASCII characters).
+Parts = tuple[int, int, int]
+NO_PARTS: Parts = (0, 0, 0)
+
+
+def parts(text: str) -> Parts:
+    """The counts estimate makes of text (see the module docstring); counts of concatenated texts add up."""
     data = text.encode("utf-8", "surrogatepass")
     total = len(data)
     high = len(data.translate(None, _ASCII))  # bytes of non-ASCII characters
     words = total - len(data.translate(None, _LETTERS_AND_SPACE))
     other = total - high - words
     if not high:
-        return -(-words // 3) + other
+        return (words, other, 0)
     fours = len(data.translate(None, _NOT_LEAD_OF_4))
     # Non-ASCII characters: one lead byte each; continuation bytes are the rest.
     chars = len(text) - (total - high)
     # 2-byte: 1, 3-byte: 2, i.e. (bytes - chars) per character; 4-byte: 4 (bytes - chars counts 3).
-    return -(-words // 3) + other + (high - chars) + fours
+    return (words, other, (high - chars) + fours)
+
+
+def plus(a: Parts, b: Parts, times: int = 1) -> Parts:
+    """a and times b, counted together."""
+    return (a[0] + times * b[0], a[1] + times * b[1], a[2] + times * b[2])
+
+
+def tokens(counts: Parts) -> int:
+    """The estimate of a text from its counts."""
+    return -(-counts[0] // 3) + counts[1] + counts[2]
+
+
+def estimate(text: str) -> int:
+    """Tokens text may cost, from above (see the module docstring)."""
+    return tokens(parts(text))
 
 
 def json_text(value: Any) -> str:
@@ -61,16 +82,21 @@ def string_cost(value: str) -> int:
     return estimate(json.dumps(value, ensure_ascii=False)) - 2
 
 
-def prefix_within(text: str, tokens: int) -> int:
+def prefix_within(text: str, tokens: int, inner: Parts | None = None) -> int:
     """How many characters of text, from its start, fit in tokens (their JSON form costed).
 
     Linear: the text is costed in blocks, and only the block where the budget runs
     out is bisected. Each block's cost is rounded up, so the prefix may leave up to
-    a token a block (1,024 characters) unused.
+    a token a block (1,024 characters) unused. inner, the text's string_parts when
+    already counted, answers at once for a text that fits with room for that rounding.
     """
     if tokens <= 0:
         return 0
     block, used, at = 1024, 0, 0
+    if inner is not None:
+        blocks = -(-len(text) // block)  # each block's letters rounded up to a whole token: 2/3 at most
+        if (inner[0] + 2 * blocks) // 3 + inner[1] + inner[2] <= tokens:
+            return len(text)
     while at < len(text):
         cost = string_cost(text[at : at + block])
         if used + cost > tokens:
@@ -98,6 +124,61 @@ def answer_cost(result: dict[str, Any], copies: int) -> int:
     """Tokens a tool result costs: its text content, and its structuredContent when sent (copies=2)."""
     cost = estimate(result_text(result))
     return cost + estimate(json_text(result)) if copies > 1 else cost
+
+
+def string_parts(value: str) -> Parts:
+    """The counts of value inside JSON: its escapes counted, its quotes left out (see string_cost)."""
+    return plus(parts(json.dumps(value, ensure_ascii=False)), _QUOTES, -1)
+
+
+_QUOTES = parts('""')
+
+
+def cost_with_string(result: dict[str, Any], copies: int, key: str, inner: Parts) -> int:
+    """answer_cost(result, copies), with the string under key counted beforehand (inner: its string_parts).
+
+    Exact, not a bound: the answer without that string is counted, and the string's counts added
+    (it appears once in the text content and once in structuredContent).
+    """
+    frame = {**result, key: ""}
+    cost = tokens(plus(parts(result_text(frame)), inner))
+    return cost + tokens(plus(parts(json_text(frame)), inner)) if copies > 1 else cost
+
+
+class _PageCost:
+    """answer_cost of results whose list under key holds the first k items of page, each item counted once.
+
+    Exact: a list of k items in the text content is the empty list's ``[]`` opened onto lines of its
+    own (``_OPENED``), the items' lines and k - 1 line separators; in structuredContent, the items'
+    compact JSON and k - 1 commas. Only the rest of the answer is encoded again for each k.
+    """
+
+    __slots__ = ("_compact", "_copies", "_key", "_text")
+
+    def __init__(self, page: list[Any], key: str, copies: int) -> None:
+        self._key, self._copies = key, copies
+        self._text, self._compact = [NO_PARTS], [NO_PARTS]
+        for item in page:
+            self._text.append(plus(self._text[-1], parts(item_line(item))))
+            if copies > 1:
+                self._compact.append(plus(self._compact[-1], parts(json_text(item))))
+
+    def __call__(self, result: dict[str, Any], k: int) -> int:
+        frame = {**result, self._key: []}
+        text = parts(result_text(frame))
+        if k:
+            text = plus(plus(plus(text, _OPENED), self._text[k]), _LINE_SEPARATOR, k - 1)
+        if self._copies <= 1:
+            return tokens(text)
+        compact = parts(json_text(frame))
+        if k:
+            compact = plus(plus(compact, self._compact[k]), _COMMA, k - 1)
+        return tokens(text) + tokens(compact)
+
+
+_OPENED = parts("\n\n  ")  # "[]" -> "[\n" items "\n  ]"
+_LINE_SEPARATOR = parts(",\n")
+_COMMA = parts(",")
 
 
 def squeeze(result: dict[str, Any], fits: Any, strings: frozenset[str], lists: frozenset[str]) -> bool:
@@ -169,8 +250,9 @@ def fit_page(
     """
     result["max_tokens"] = budget
     page = result[items]
-    if answer_cost(result, copies) <= budget:
+    if answer_cost(result, copies) <= budget:  # most pages: one encoding, no counting item by item
         return result
+    cost = _PageCost(page, items, copies)
     full, cursor = len(page), result.get("next_cursor")
 
     def trial(k: int) -> dict[str, Any]:
@@ -186,12 +268,12 @@ def fit_page(
     lo, hi = 1, full  # find the most items that fit; one always goes, shortened if need be
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if answer_cost(trial(mid), copies) <= budget:
+        if cost(trial(mid), mid) <= budget:
             lo = mid
         else:
             hi = mid - 1
     out = trial(lo)
-    if answer_cost(out, copies) > budget:
+    if cost(out, lo) > budget:
         out[items] = [dict(page[0])]
         squeeze(out, lambda r: answer_cost(r, copies) <= budget, ITEM_STRINGS, ITEM_LISTS)
         out["note"] = (out.get("note", "") + f" Long text in the first {what[:-1]} was shortened to fit.").strip()

@@ -74,6 +74,11 @@ def _readable_encoder() -> Callable[[object], str]:
 _READABLE = _readable_encoder()
 
 
+def item_line(item: object) -> str:
+    """One item of a listed field as result_text writes it on its own line (without the comma)."""
+    return "    " + _READABLE(item)
+
+
 def result_text(result: dict[str, Any]) -> str:
     """A tool result as readable JSON for the model: one field per line, one list item per line.
 
@@ -88,7 +93,7 @@ def result_text(result: dict[str, Any]) -> str:
         comma = "," if i < last else ""
         if isinstance(value, list) and value:
             lines.append(f"  {encode(key)}: [")
-            lines.append(",\n".join("    " + encode(item) for item in value))
+            lines.append(",\n".join(map(item_line, value)))
             lines.append(f"  ]{comma}")
         else:
             lines.append(f"  {encode(key)}: {encode(value)}{comma}")

@@ -86,3 +86,14 @@ def test_serving_on_stdio_imports_nothing_of_http_doctor_or_install(traced: subp
     unneeded = [m for m in imported if m.startswith("magnotia_mcp.") and others & set(m.split("."))]
     unneeded += [m for m in imported if m.split(".")[0] in ("uvicorn", "h11")]
     assert not unneeded, imported
+
+
+def test_serving_on_stdio_leaves_ssl_unloaded(traced: subprocess.Popen[bytes]) -> None:
+    """asyncio would load ssl (and OpenSSL, about 5 MiB resident) though nothing on stdin/stdout uses it."""
+    _send(traced, INITIALIZE)
+    imported = _imports_until_answer(traced, 1)
+    _send(traced, CALL)
+    imported += _imports_until_answer(traced, 2)
+    assert "asyncio" in imported  # the call did start the event loop
+    # asyncio still tries "import ssl" (the trace lists each try); _ssl is OpenSSL actually loading.
+    assert "_ssl" not in imported, imported

@@ -6,7 +6,17 @@ from typing import Any
 
 import pytest
 
-from magnotia_mcp.budget import clip, estimate, prefix_within, squeeze, string_cost
+from magnotia_mcp.budget import (
+    _PageCost,
+    answer_cost,
+    clip,
+    cost_with_string,
+    estimate,
+    prefix_within,
+    squeeze,
+    string_cost,
+    string_parts,
+)
 
 FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466"  # 4 emoji joined by 3 ZWJ
 
@@ -70,3 +80,41 @@ def test_squeeze_shortens_only_the_named_fields_until_it_fits() -> None:
 def test_squeeze_gives_up_when_nothing_named_can_shrink() -> None:
     result: dict[str, Any] = {"id": "x" * 5_000}
     assert squeeze(result, lambda _: False, frozenset({"title"}), frozenset()) is False
+
+
+# Every kind of character the estimate tells apart, and the ones JSON escapes.
+MIXED = ["a", "Z", " ", "7", '"', "\\", "\n", "\x01", "é", "会", "😀", FAMILY, "\ud83d", "{", ","]
+
+
+def _mixed(seed: int, n: int) -> str:
+    return "".join(MIXED[(seed * 7 + i * i) % len(MIXED)] for i in range(n))
+
+
+@pytest.mark.parametrize("copies", [1, 2])
+def test_counting_a_page_item_by_item_is_the_answers_exact_cost(copies: int) -> None:
+    """fit_page counts each item once and adds: the sum must be answer_cost's figure for every prefix."""
+    page: list[dict[str, Any]] = [
+        {"id": _mixed(i, 9), "title": _mixed(i + 1, i * 5), "speakers": [_mixed(i, 3)] * (i % 3), "n": i * 977}
+        for i in range(12)
+    ]
+    cost = _PageCost(page, "items", copies)
+    for k in range(len(page) + 1):
+        result = {"items": page[:k], "next_cursor": _mixed(k, 12) if k % 2 else None, "max_tokens": 8000}
+        if k % 3:
+            result["note"] = _mixed(k, 40)
+        assert cost(result, k) == answer_cost(result, copies)
+
+
+@pytest.mark.parametrize("copies", [1, 2])
+@pytest.mark.parametrize("length", [0, 1, 1023, 1024, 5000])
+def test_a_text_counted_once_costs_what_encoding_the_answer_costs(copies: int, length: int) -> None:
+    text = _mixed(length, length)
+    result = {"id": "x", "text": text, "offset": 0, "tasks": [{"title": _mixed(3, 30)}], "speakers": ["Ana"]}
+    assert cost_with_string(result, copies, "text", string_parts(text)) == answer_cost(result, copies)
+
+
+@pytest.mark.parametrize("length", [0, 10, 1024, 3000, 9000])
+def test_prefix_within_answers_the_same_with_the_text_already_counted(length: int) -> None:
+    text = _mixed(length, length)
+    for tokens in (0, 1, 50, 700, 3000, 12000, 40000):
+        assert prefix_within(text, tokens, string_parts(text)) == prefix_within(text, tokens)

@@ -7,6 +7,7 @@ files stay off the stdio path.
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING
 
 from magnotia_mcp import log
@@ -26,7 +27,13 @@ def serve_http(args: argparse.Namespace) -> int:
     try:
         from magnotia_mcp.transport.http import serving as http
     except ImportError as exc:  # uvicorn missing
-        log.error(f"--http needs the optional dependency: pip install 'magnotia-mcp[http]' ({exc})")
+        if getattr(sys, "frozen", False):  # an executable built without it (packaging/magnotia-mcp.spec --no-http)
+            log.error(
+                "this executable was built without serve --http; for HTTP use the Python package"
+                " (pip install 'magnotia-mcp[http]') or the container image"
+            )
+        else:
+            log.error(f"--http needs the optional dependency: pip install 'magnotia-mcp[http]' ({exc})")
         return 2
     from magnotia_mcp.protocol.methods import new_server
 

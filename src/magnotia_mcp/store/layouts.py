@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import accumulate
 from operator import add
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -225,3 +225,54 @@ async def head(db: Reader, transcript_id: str, chars: int) -> str:
         found = (row["head"] or "") if row else ""
         _CACHE.put(key, found)
     return found
+
+
+# -- list rows ----------------------------------------------------------------------
+
+# Transcripts whose list facts are kept: a few pages a model goes back and forth over
+# (about 150 bytes each, so well under a MiB).
+LISTED = 4096
+
+
+class Listed:
+    """Whether each recently listed transcript is long, and its speakers, per store and generation.
+
+    A list row's speakers walk all its segments, and the guard that tells a long row from a short
+    one loads the long row's whole text (CAST AS BLOB): done once per transcript and generation, not
+    on every page. The list statement asks ``seen`` (registered as ``magnotia_seen`` on the reader's
+    connection) per row, so a row already known costs neither. The facts are kept per store
+    (path and file identity), each for the one generation they were read in.
+    """
+
+    __slots__ = ("_stores",)
+
+    def __init__(self) -> None:
+        self._stores: LRU[tuple[str, tuple[int, int]], tuple[int, LRU[str, tuple[bool, tuple[str, ...]]]]] = LRU(4)
+
+    def entries(self, db: Reader) -> LRU[str, tuple[bool, tuple[str, ...]]]:
+        """The facts kept for db's store in its current generation (emptied when the generation moved)."""
+        key = (str(db.path), db.info.identity)
+        found = self._stores.get(key)
+        if found is None or found[0] != db.generation:
+            found = (db.generation, LRU(LISTED))
+            self._stores.put(key, found)
+        return found[1]
+
+    def seen(self, db: Reader) -> Callable[[str], int | None]:
+        """The SQL function for db's connection: 1 for a known long row, 0 for a known short one, else NULL.
+
+        It runs on the connection's thread: it only reads (the kept facts change on the event loop).
+        A row it calls known may be forgotten before the caller looks (another call saw the
+        generation move): the caller then reads what the statement left out, as for a long row.
+        """
+        key = (str(db.path), db.info.identity)
+
+        def seen(transcript_id: str) -> int | None:
+            found = self._stores.peek(key)
+            entry = found[1].peek(transcript_id) if found is not None else None
+            return None if entry is None else int(entry[0])
+
+        return seen
+
+
+LISTED_FACTS = Listed()

@@ -44,11 +44,14 @@ SPEAKERS_JSON = f"CASE WHEN {SHORT} THEN {_SPEAKERS} END AS speakers_json"
 # 801 characters: one more than the preview reads, so it knows the text goes on. A long row's
 # comes from ``layouts`` (reaching its formatted text walks the raw text's overflow pages).
 HEAD_CHARS = 801
+# A row listed before in this generation (``layouts.Listed``) is known short (0) or long (1):
+# neither its length is measured again nor its speakers walked.
 LIST_TRANSCRIPTS = (
     "SELECT id, title, source, language, created_at, duration_ms,"
-    f" CASE WHEN {SHORT} THEN substr(coalesce(formatted_text, raw_text), 1, {HEAD_CHARS}) END AS head, "
-    + SPEAKERS_JSON
-    + " FROM transcripts WHERE 1"
+    f" CASE WHEN coalesce(magnotia_seen(id) = 0, {SHORT})"
+    f" THEN substr(coalesce(formatted_text, raw_text), 1, {HEAD_CHARS}) END AS head,"
+    f" CASE WHEN magnotia_seen(id) IS NULL AND {SHORT} THEN {_SPEAKERS} END AS speakers_json"
+    " FROM transcripts WHERE 1"
 )
 SINCE = " AND created_at >= :since"
 UNTIL = " AND created_at < :until"
@@ -124,22 +127,31 @@ async def list_transcripts(
     }
     if after:
         params["after_created"], params["after_id"] = after
+    known = layouts.LISTED_FACTS.entries(db)
+    await db.ensure_function("magnotia_seen", layouts.LISTED_FACTS.seen(db))
     rows = await db.all(sql, params)
     page = []
     for r in rows[:limit]:
-        names, head = r["speakers_json"], r["head"]
-        if names is None:  # a long transcript: both come from the cache
-            head = await layouts.head(db, r["id"], HEAD_CHARS)
+        transcript_id, names, head = r["id"], r["speakers_json"], r["head"]
+        long = head is None
+        if long:  # a long transcript: its head comes from the cache
+            head = await layouts.head(db, transcript_id, HEAD_CHARS)
+        if names is not None:
+            speakers = tuple(json.loads(names))
+        else:  # known, or long (or forgotten since the statement asked: read as for a long row)
+            entry = known.get(transcript_id)
+            speakers = entry[1] if entry is not None else tuple(await layouts.speakers(db, transcript_id))
+        known.put(transcript_id, (long, speakers))
         page.append(
             {
-                "id": r["id"],
+                "id": transcript_id,
                 "title": r["title"],
                 "source": r["source"],
                 "language": r["language"],
                 "created_at": r["created_at"],
                 "duration_ms": r["duration_ms"],
                 "preview": preview(head or ""),
-                "speakers": json.loads(names) if names is not None else await layouts.speakers(db, r["id"]),
+                "speakers": list(speakers),  # the answer's own: fitting it to a budget may cut it
             }
         )
     more = len(rows) > limit

@@ -7,7 +7,15 @@ from typing import Any
 
 from magnotia_mcp.args import cursors
 from magnotia_mcp.args.checks import time_range
-from magnotia_mcp.budget import answer_cost, fit_page, prefix_within, squeeze, string_cost
+from magnotia_mcp.budget import (
+    answer_cost,
+    cost_with_string,
+    fit_page,
+    prefix_within,
+    squeeze,
+    string_cost,
+    string_parts,
+)
 from magnotia_mcp.errors import InvalidArguments
 from magnotia_mcp.text import window_end
 from magnotia_mcp.tools import schema
@@ -112,14 +120,17 @@ async def _fit_window(
 ) -> dict[str, Any]:
     """The window cut shorter until the whole answer costs at most budget; the answer says what was cut."""
     asked_end = result["offset"] + len(result["text"])  # the window max_chars (and the times) asked for
+    counted = (result["text"], string_parts(result["text"]))  # the text, the longest part, encoded once
     if "segments" not in result:  # text past what one copy of it can cost cannot fit: not costed again and again
-        result = _prefix(result, max(1, prefix_within(result["text"], budget // copies + 1)))
+        result = _prefix(result, max(1, prefix_within(result["text"], budget // copies + 1, counted[1])))
     shortened = False
     while True:
         result["max_tokens"] = budget
         shortened |= _shorten_details(result, budget, copies)
         _say(result, asked_end, budget, by_time, shortened)
-        cost = answer_cost(result, copies)
+        if counted[0] != result["text"]:
+            counted = (result["text"], string_parts(result["text"]))
+        cost = cost_with_string(result, copies, "text", counted[1])
         if cost <= budget:
             return result
         text = result["text"]

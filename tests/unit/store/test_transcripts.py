@@ -9,6 +9,7 @@ it already has when include_segments is set: both ways must agree.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import pytest
 from devkit.storefactory import StoreBuilder, ts
 from magnotia_mcp.errors import NotFound
 from magnotia_mcp.store import transcripts
+from magnotia_mcp.store.pool import Store
 from magnotia_mcp.store.reader import Reader
 from tests.support.readers import open_reader
 
@@ -165,6 +167,7 @@ def test_the_list_reads_speakers_by_index_for_the_page_only(
     """The plan: segments are searched on (transcript_id, seq), never scanned, and the list is
     walked in index order with no sort, so the speakers subquery runs for the rows returned only
     (a sort would run it for every row the filters let through, before the LIMIT)."""
+    listed(loop, reader, limit=1)  # the statement asks magnotia_seen, registered by the first list
     after = filters.pop("after", None)
     sql = (
         transcripts.LIST_TRANSCRIPTS
@@ -182,3 +185,32 @@ def test_the_list_reads_speakers_by_index_for_the_page_only(
     assert not any(d.startswith("SCAN segments") for _, d in details), details
     assert any("transcripts USING INDEX transcripts_by_created" in d for parent, d in details if parent == 0), details
     assert not any("TEMP B-TREE" in d for parent, d in details if parent == 0), details
+
+
+def test_a_listed_rows_kept_speakers_follow_the_store(loop: asyncio.AbstractEventLoop, tmp_path: Path) -> None:
+    """Speakers kept from one page are reused for the same generation only: a segment the app adds
+    later (a new speaker) shows on the next page that lists the row, short or long."""
+    b = StoreBuilder(tmp_path / "magnotia.db")
+    b.transcript(id="short", raw_text="hello", created_at=ts(2), segments=[("Ana", "hello")])
+    b.transcript(id="long", raw_text="x" * 70_000, created_at=ts(1), segments=[("Bo", "x")])
+    path = b.close()
+    store = Store(path)
+
+    async def page() -> dict[str, list[str]]:
+        async with store.reader() as db:
+            rows, _ = await transcripts.list_transcripts(db, limit=10)
+        return {t["id"]: t["speakers"] for t in rows}
+
+    try:
+        first = {"short": ["Ana"], "long": ["Bo"]}
+        assert loop.run_until_complete(page()) == first
+        assert loop.run_until_complete(page()) == first  # from what was kept
+        with sqlite3.connect(path) as app:
+            app.executemany(
+                "INSERT INTO segments (transcript_id, seq, start_ms, end_ms, speaker, text)"
+                " VALUES (?, 1, 1, 2, ?, 'y')",
+                [("short", "Cy"), ("long", "Di")],
+            )
+        assert loop.run_until_complete(page()) == {"short": ["Ana", "Cy"], "long": ["Bo", "Di"]}
+    finally:
+        loop.run_until_complete(store.close())
