@@ -7,6 +7,9 @@ rows come from ``store.hits``; everything here is Python over them.
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections.abc import Iterable
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp.search.folding import fold
@@ -53,8 +56,10 @@ async def shape(
                 row = texts.get(c.rid)
                 columns = [c.title, row["raw_text"] if row else None, row["formatted_text"] if row else None]
                 segments = segs.get(c.id, [])
-            matched = matcher.matched(*(fold(t) for t in columns if t))
-            hits.append(_shaped(matcher, c, matched, _best_snippet(matcher, columns), segments))
+            # Each text is folded once, for the clauses it matches and for its snippet.
+            folded = [fold(t) if t else None for t in columns]
+            matched = matcher.matched(*(f for f in folded if f))
+            hits.append(_shaped(matcher, c, matched, _best_snippet(matcher, columns, folded), segments))
     return hits
 
 
@@ -95,10 +100,14 @@ async def _long_hit(db: Reader, matcher: Matcher, c: Candidate) -> dict[str, Any
     return _shaped(matcher, c, matched, found, segments)
 
 
-def _best_snippet(matcher: Matcher, columns: list[str | None]) -> str:
-    """Around the first match: in the formatted text (it reads best), else the raw text, else the title."""
-    for text in reversed(columns):
-        found = snippet(matcher, text) if text else None
+def _best_snippet(matcher: Matcher, columns: list[str | None], folded: list[str | None] | None = None) -> str:
+    """Around the first match: in the formatted text (it reads best), else the raw text, else the title.
+
+    folded: the columns already folded, when the caller has them.
+    """
+    for k in reversed(range(len(columns))):
+        text = columns[k]
+        found = snippet(matcher, text, folded[k] if folded else None) if text else None
         if found is not None:
             return found
     return preview(columns[0] or "")
@@ -107,11 +116,17 @@ def _best_snippet(matcher: Matcher, columns: list[str | None]) -> str:
 def _moments(matcher: Matcher, segments: list[sqlite3.Row]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     """The segments that match best (most clauses, then most hits; the earlier on ties), and the first that matches."""
     scored = []
-    for s in segments:
-        folded = fold(s["text"])
+    # One fold for all the segments (folding keeps offsets, so each segment is a slice of it):
+    # a call per segment costs more than the folding itself.
+    texts = [s["text"] or "" for s in segments]
+    whole = fold("\n".join(texts))
+    starts = list(accumulate((len(t) + 1 for t in texts), initial=0))
+    for k in _maybe_matching(matcher, whole, starts):
+        s = segments[k]
+        folded = whole[starts[k] : starts[k + 1] - 1]
         if matcher.first_match(folded) is not None:
             counts = matcher.phrase_counts(folded)
-            scored.append(((-coverage(matcher.query, [float(n) for n in counts]), -sum(counts), s["seq"]), s))
+            scored.append(((-coverage(matcher.query, [float(n) for n in counts]), -sum(counts), s["seq"]), s, folded))
     first = None
     if scored:
         s = scored[0][1]  # segments come in spoken order
@@ -123,11 +138,24 @@ def _moments(matcher: Matcher, segments: list[sqlite3.Row]) -> tuple[list[dict[s
             "start_ms": s["start_ms"],
             "end_ms": s["end_ms"],
             "speaker": s["speaker"],
-            "snippet": snippet(matcher, s["text"]) or preview(s["text"]),
+            "snippet": snippet(matcher, s["text"], f) or preview(s["text"]),
         }
-        for _, s in scored[:MOMENTS]
+        for _, s, f in scored[:MOMENTS]
     ]
     return moments, first
+
+
+def _maybe_matching(matcher: Matcher, whole: str, starts: list[int]) -> Iterable[int]:
+    """The indexes of the segments (at starts in whole, their folded texts joined by newlines) that may match.
+
+    When every term is one word, no match spans the newline between two segments, so the
+    segments that match are those a match starts in: one pass over the whole text instead of
+    one per segment. A phrase may span it (and hide a match that starts in the next segment):
+    then every segment is a candidate. Each candidate is checked on its own text.
+    """
+    if any(len(t.words) > 1 for t in matcher.query.phrases):
+        return range(len(starts) - 1)
+    return sorted({bisect_right(starts, a) - 1 for a, _ in matcher.spans(whole, 0, len(whole))})
 
 
 def snippet(matcher: Matcher, text: str, folded: str | None = None) -> str | None:
