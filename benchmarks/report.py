@@ -451,7 +451,8 @@ def _phases(report: Json) -> list[str]:
         " (plan choice, matcher, ordering); *shaping* the hits (snippets, moments, terms), its statements in"
         " brackets; *encoding* the token budget, text content and JSON line; *other* argument checks and the"
         " reader pool. *filtered*: keyword and newest searches with `since` or `source`; *p50*/*p99*: the whole"
-        " in-process call; *floor*: floor.py's search, same call.",
+        " in-process call (wall clock), *CPU* its CPU time (every thread), less bent by other load on the machine;"
+        " *floor*: floor.py's search, same call.",
         "",
         *phase_table(figures),
     ]
@@ -461,8 +462,8 @@ def phase_table(figures: Json) -> list[str]:
     """The "Search phases" table (mean ms per phase; p50 / p99 of the whole call and of the floor)."""
     lines = [
         "| store | kind | calls | parse | plan | SQL | liveness | shaping (SQL) | encoding | other"
-        " | p50 | p99 | floor p50 | floor p99 |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        " | p50 | p99 | CPU p50 | CPU p99 | floor p50 | floor p99 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for label, groups in figures.items():
         for g, f in groups.items():
@@ -472,6 +473,7 @@ def phase_table(figures: Json) -> list[str]:
                 f"| {label} | {g} | {f['calls']} | {m['parse']:.2f} | {m['plan']:.2f} | {m['sql']:.2f}"
                 f" | {m['liveness']:.2f} | {m['shaping']:.2f} ({m['shaping_sql']:.2f}) | {m['encoding']:.2f}"
                 f" | {m['other']:.2f} | {f['p50']:.2f} | {f['p99']:.2f}"
+                f" | {fmt(f.get('cpu_p50'))} | {fmt(f.get('cpu_p99'))}"
                 f" | {'-' if fl50 is None else f'{fl50:.2f}'} | {'-' if fl99 is None else f'{fl99:.2f}'} |"
             )
     return lines
