@@ -6,7 +6,7 @@ folding keeps every offset, so a snippet cut from folded text marks the original
 
 from __future__ import annotations
 
-import re
+import codecs
 import unicodedata
 from functools import lru_cache
 
@@ -67,15 +67,19 @@ def fold(text: str) -> str:
         # A character whose lower case is longer (e.g. "İ"), or a capital sigma, which
         # str.lower() turns into a final sigma by context: fold character by character.
         return text.translate(_FOLD)
-    # Fast path: lower() in C, then a table lookup for each character the table may change
-    # (found by a regex, in C: str.translate visits every character in Python's slow path,
-    # about 100 ns each, and a transcript is mostly ASCII). Past the table: unchanged.
-    return _FOLDABLE.sub(_fold_match, low)
+    # Fast path: lower() in C, then a table lookup for each run of non-ASCII characters only:
+    # the ASCII encoder (in C) hands them to _fold_run, its error handler, which gives their
+    # folded text back as UTF-8 (str.translate would visit every character in Python's slow
+    # path, about 100 ns each, and a transcript is mostly ASCII). Past the table: unchanged.
+    return low.encode("ascii", _HANDLER).decode("utf-8", "surrogatepass")
 
 
-# The characters the table may change in lower-case text: non-ASCII, below its end.
-_FOLDABLE = re.compile("[\x80-\u21ff]+")
+def _fold_run(exc: UnicodeError) -> tuple[bytes, int]:
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    run = exc.object[exc.start : exc.end].translate(_latin_table())
+    return run.encode("utf-8", "surrogatepass"), exc.end
 
 
-def _fold_match(m: re.Match[str]) -> str:
-    return m.group().translate(_latin_table())
+_HANDLER = "magnotia-fold"
+codecs.register_error(_HANDLER, _fold_run)
