@@ -8,7 +8,7 @@ rows come from ``store.hits``; everything here is Python over them.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
@@ -31,13 +31,22 @@ _LEAD = 60
 
 
 async def shape(
-    db: Reader, matcher: Matcher, ranked: list[Candidate], said: dict[str, list[sqlite3.Row]] | None
+    db: Reader,
+    matcher: Matcher,
+    ranked: list[Candidate],
+    said: dict[str, list[sqlite3.Row]] | None,
+    enough: Callable[[list[dict[str, Any]]], bool] | None = None,
 ) -> list[dict[str, Any]]:
-    """The hits for ranked candidates; said: a speaker's segments by transcript, when only they count."""
-    hits = []
+    """The hits for ranked candidates; said: a speaker's segments by transcript, when only they count.
+
+    enough(hits so far), asked between batches, stops the shaping early (the hits are then a prefix).
+    """
+    hits: list[dict[str, Any]] = []
     # Texts and segments are read a few hits at a time: the whole text of 50 long
     # meetings at once would set the server's peak memory.
     for start in range(0, len(ranked), HIT_BATCH):
+        if start and enough is not None and enough(hits):
+            break
         batch = ranked[start : start + HIT_BATCH]
         if said is None:
             texts = await rows.texts(db, [c.rid for c in batch])
