@@ -124,47 +124,57 @@ def _best_snippet(matcher: Matcher, columns: list[str | None], folded: list[str 
 
 def _moments(matcher: Matcher, segments: list[sqlite3.Row]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     """The segments that match best (most clauses, then most hits; the earlier on ties), and the first that matches."""
-    scored = []
     # One fold for all the segments (folding keeps offsets, so each segment is a slice of it):
     # a call per segment costs more than the folding itself.
     texts = [s["text"] or "" for s in segments]
     whole = fold("\n".join(texts))
     starts = list(accumulate((len(t) + 1 for t in texts), initial=0))
-    for k in _maybe_matching(matcher, whole, starts):
+    scored = []
+    for k, counts in _segment_counts(matcher, whole, starts):
         s = segments[k]
-        folded = whole[starts[k] : starts[k + 1] - 1]
-        if matcher.first_match(folded) is not None:
-            counts = matcher.phrase_counts(folded)
-            scored.append(((-coverage(matcher.query, [float(n) for n in counts]), -sum(counts), s["seq"]), s, folded))
+        scored.append(((-coverage(matcher.query, [float(n) for n in counts]), -sum(counts), s["seq"]), k))
     first = None
     if scored:
-        s = scored[0][1]  # segments come in spoken order
+        s = segments[scored[0][1]]  # segments come in spoken order
         first = {"seq": s["seq"], "start_ms": s["start_ms"], "end_ms": s["end_ms"], "speaker": s["speaker"]}
     scored.sort(key=lambda item: item[0])
-    moments = [
-        {
-            "seq": s["seq"],
-            "start_ms": s["start_ms"],
-            "end_ms": s["end_ms"],
-            "speaker": s["speaker"],
-            "snippet": snippet(matcher, s["text"], f) or preview(s["text"]),
-        }
-        for _, s, f in scored[:MOMENTS]
-    ]
+    moments = []
+    for _, k in scored[:MOMENTS]:
+        s = segments[k]
+        found = snippet(matcher, texts[k], whole[starts[k] : starts[k + 1] - 1])
+        moments.append(
+            {
+                "seq": s["seq"],
+                "start_ms": s["start_ms"],
+                "end_ms": s["end_ms"],
+                "speaker": s["speaker"],
+                "snippet": found or preview(s["text"]),
+            }
+        )
     return moments, first
 
 
-def _maybe_matching(matcher: Matcher, whole: str, starts: list[int]) -> Iterable[int]:
-    """The indexes of the segments (at starts in whole, their folded texts joined by newlines) that may match.
+def _segment_counts(matcher: Matcher, whole: str, starts: list[int]) -> Iterable[tuple[int, list[int]]]:
+    """(index, hits per phrase) of each segment that matches, in order.
 
-    When every term is one word, no match spans the newline between two segments, so the
-    segments that match are those a match starts in: one pass over the whole text instead of
-    one per segment. A phrase may span it (and hide a match that starts in the next segment):
-    then every segment is a candidate. Each candidate is checked on its own text.
+    The segments are at starts in whole, their folded texts joined by newlines. When every
+    term is one word, no match spans the newline between two segments: each phrase's matches
+    are found in one pass over the whole text and counted for the segment they start in.
+    A phrase may span it, so then each segment is matched on its own.
     """
     if any(len(t.words) > 1 for t in matcher.query.phrases):
-        return range(len(starts) - 1)
-    return sorted({bisect_right(starts, a) - 1 for a, _ in matcher.spans(whole, 0, len(whole))})
+        for k in range(len(starts) - 1):
+            folded = whole[starts[k] : starts[k + 1] - 1]
+            if matcher.first_match(folded) is not None:
+                yield k, matcher.phrase_counts(folded)
+        return
+    found: dict[int, list[int]] = {}
+    phrases = len(matcher.query.phrases)
+    for i, at in enumerate(matcher.phrase_starts(whole)):
+        for a in at:
+            found.setdefault(bisect_right(starts, a) - 1, [0] * phrases)[i] += 1
+    for k in sorted(found):
+        yield k, found[k]
 
 
 def snippet(matcher: Matcher, text: str, folded: str | None = None) -> str | None:
