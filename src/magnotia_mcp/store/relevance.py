@@ -61,21 +61,17 @@ FACTS = (
 LIVENESS = "SELECT rowid, deleted_at IS NULL FROM transcripts WHERE rowid IN (SELECT value FROM json_each(:rowids))"
 _LIVE, _TRASHED = 2, 1  # in a store's states; 0: not known yet
 _MAX_ROWID = 1 << 24  # states by rowid up to 16 MB; rows past it are asked every time
-# By store (path, file identity): the generation the states hold for, and a state per rowid.
-_STATES: dict[tuple[str, tuple[int, int]], tuple[int, bytearray]] = {}
 
 
 async def live(db: Reader, rowids: list[int]) -> list[int]:
     """The rowids of rowids (in their order) whose transcript exists and is not in the trash.
 
-    Remembered per store generation (it moves with any commit of the app), so a row is read
-    for its deleted_at once, not by every search whose window holds it.
+    Remembered in the store's memo (a state per rowid, emptied when the store's generation
+    moves: any commit of the app), so a row is read for its deleted_at once, not by every
+    search whose window holds it.
     """
-    key = (str(db.path), db.info.identity)
-    generation, states = _STATES.get(key, (-1, bytearray()))
-    if generation != db.generation:
-        states = bytearray()
-        _STATES[key] = (db.generation, states)
+    states = db.memo.setdefault("liveness", bytearray())
+    assert isinstance(states, bytearray)
     unknown = [r for r in rowids if not 0 < r < len(states) or not states[r]]
     if unknown:
         found = {int(r[0]): bool(r[1]) for r in await db.all(LIVENESS, {"rowids": json.dumps(unknown)})}
