@@ -392,6 +392,7 @@ def markdown(report: Json) -> str:
                     f" | {fmt(t['overhead_p50_ms'], 3)} | {fmt(t['ratio_p50'], 1)} |"
                 )
     lines += _search_groups(report)
+    lines += _phases(report)
     lines += _relevance(report.get("relevance"))
     lines += _http(report.get("http"))
     lines += ["", "## Targets", "", "| store | server | target | measured | status |", "|---|---|---|---|---|"]
@@ -436,6 +437,50 @@ def markdown(report: Json) -> str:
     if fails:
         lines += ["", "## Failures (first few)", ""] + [f"- {a} / {b}: `{e}`" for a, b, e in fails[:12]]
     return "\n".join(lines) + "\n"
+
+
+def _phases(report: Json) -> list[str]:
+    """Where a search's time goes, from phases.py (in-process, the same searches and speaker ones)."""
+    figures = {s["label"]: s["phases"] for s in report["sizes"] if s.get("phases")}
+    if not figures:
+        return []
+    return [
+        "",
+        "## Search phases",
+        "",
+        "In-process (`benchmarks/phases.py`): each search of the workload (and speaker searches) through the"
+        " real tool with clocks wrapped around the package's functions, after one untimed pass. Mean ms per"
+        " call: *parse* the query language; *SQL* statements finding and ranking matches; *liveness*"
+        " statements reading transcripts rows for `deleted_at`; *plan* the rest of the search before its hits"
+        " (plan choice, matcher, ordering); *shaping* the hits (snippets, moments, terms), its statements in"
+        " brackets; *encoding* the token budget, text content and JSON line; *other* argument checks and the"
+        " reader pool. *filtered*: keyword and newest searches with `since` or `source`; *p50*/*p99*: the whole"
+        " in-process call (wall clock), *CPU* its CPU time (every thread), less bent by other load on the machine;"
+        " *floor*: floor.py's search, same call.",
+        "",
+        *phase_table(figures),
+    ]
+
+
+def phase_table(figures: Json) -> list[str]:
+    """The "Search phases" table (mean ms per phase; p50 / p99 of the whole call and of the floor)."""
+    lines = [
+        "| store | kind | calls | parse | plan | SQL | liveness | shaping (SQL) | encoding | other"
+        " | p50 | p99 | CPU p50 | CPU p99 | floor p50 | floor p99 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for label, groups in figures.items():
+        for g, f in groups.items():
+            m = f["mean"]
+            fl50, fl99 = f.get("floor_p50"), f.get("floor_p99")
+            lines.append(
+                f"| {label} | {g} | {f['calls']} | {m['parse']:.2f} | {m['plan']:.2f} | {m['sql']:.2f}"
+                f" | {m['liveness']:.2f} | {m['shaping']:.2f} ({m['shaping_sql']:.2f}) | {m['encoding']:.2f}"
+                f" | {m['other']:.2f} | {f['p50']:.2f} | {f['p99']:.2f}"
+                f" | {fmt(f.get('cpu_p50'))} | {fmt(f.get('cpu_p99'))}"
+                f" | {'-' if fl50 is None else f'{fl50:.2f}'} | {'-' if fl99 is None else f'{fl99:.2f}'} |"
+            )
+    return lines
 
 
 def _search_groups(report: Json) -> list[str]:

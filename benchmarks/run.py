@@ -59,6 +59,7 @@ from typing import Any
 # The modules next to this file: `python benchmarks/run.py` puts this directory first on sys.path.
 import generate
 import httpbench
+import phases
 import readme
 import relevance
 import scan
@@ -158,6 +159,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     ap.add_argument("--no-chart", action="store_true", help="do not draw latest.png")
     ap.add_argument("--no-relevance", action="store_true", help="skip the judged relevance queries")
+    ap.add_argument(
+        "--no-phases", action="store_true", help="skip the in-process breakdown of searches by phase (phases.py)"
+    )
     ap.add_argument(
         "--scan-calls",
         type=int,
@@ -291,6 +295,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             if vr.fatal:
                 log(f"  [{label}] FATAL: {vr.fatal}")
+        if not args.no_phases:
+            # In-process (phases.py): the installed package with timing wrappers, the same searches.
+            log(f"store {entry['label']}: search phases, in-process")
+            entry["phases"] = phases.measure_store(store, args.seed, args.calls)
         if size == args.http_store:
             report["http"] = measure_http_part(servers[0][2], store, workload, args, entry["label"])
         if size == SCAN_SIZE and not args.smoke and args.scan_calls > 0:

@@ -241,19 +241,21 @@ def fit_page(
     copies: int,
     cursor_after: Any,
     what: str,
+    total: int | None = None,
 ) -> dict[str, Any]:
     """result with its page of items cut to what fits in budget, with a cursor to the rest and a note.
 
     cursor_after(item) is the next_cursor that continues after item. The page keeps
     at least one item (shortened to fit if it alone is too large), so paging always
-    moves on.
+    moves on. total: how many items the page has when result holds only the first of
+    them, because those alone already cost more than budget (the rest need not be made).
     """
     result["max_tokens"] = budget
     page = result[items]
-    if answer_cost(result, copies) <= budget:  # most pages: one encoding, no counting item by item
+    full, cursor = len(page) if total is None else total, result.get("next_cursor")
+    if full == len(page) and answer_cost(result, copies) <= budget:  # most pages: one encoding, no counting
         return result
     cost = _PageCost(page, items, copies)
-    full, cursor = len(page), result.get("next_cursor")
 
     def trial(k: int) -> dict[str, Any]:
         trimmed = {**result, items: page[:k]}
@@ -265,7 +267,7 @@ def fit_page(
             )
         return trimmed
 
-    lo, hi = 1, full  # find the most items that fit; one always goes, shortened if need be
+    lo, hi = 1, len(page)  # find the most items that fit; one always goes, shortened if need be
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if cost(trial(mid), mid) <= budget:

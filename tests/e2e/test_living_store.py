@@ -189,6 +189,24 @@ def test_a_transcript_trashed_between_two_pages_is_never_shown_and_nothing_is_sk
     app.close()
 
 
+def test_a_transcript_trashed_after_a_search_is_not_found_by_the_next(
+    start_server: Start, new_store: NewStore, apps: Callable[[Path], App]
+) -> None:
+    """What the server remembers of the trash between searches follows the app: trashed, then gone from search."""
+    b = new_store()
+    tids = [b.transcript(title=f"T{n}", raw_text=f"budget notes {n}", created_at=ts(n)) for n in range(1, 5)]
+    db = b.close()
+    app = apps(db)
+    server = serve(start_server, db)
+    for query in ("budget", "budget notes", "budget OR zebra"):
+        assert {h["transcript_id"] for h in search(server, query)["hits"]} == set(tids)
+    app.trash(tids[1])
+    for query in ("budget", "budget notes", "budget OR zebra"):
+        found = search(server, query)
+        assert {h["transcript_id"] for h in found["hits"]} == set(tids) - {tids[1]}, query
+    app.close()
+
+
 def pages(server: ServerProcess, tool: str, key: str, cursor: str | None) -> list[dict[str, Any]]:
     """Every row from cursor to the last page (limit 2 a page)."""
     assert cursor is not None, "the first page should say there is more"

@@ -7,6 +7,9 @@ rows come from ``store.hits``; everything here is Python over them.
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections.abc import Callable, Iterable
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp.search.folding import fold
@@ -28,13 +31,22 @@ _LEAD = 60
 
 
 async def shape(
-    db: Reader, matcher: Matcher, ranked: list[Candidate], said: dict[str, list[sqlite3.Row]] | None
+    db: Reader,
+    matcher: Matcher,
+    ranked: list[Candidate],
+    said: dict[str, list[sqlite3.Row]] | None,
+    enough: Callable[[list[dict[str, Any]]], bool] | None = None,
 ) -> list[dict[str, Any]]:
-    """The hits for ranked candidates; said: a speaker's segments by transcript, when only they count."""
-    hits = []
+    """The hits for ranked candidates; said: a speaker's segments by transcript, when only they count.
+
+    enough(hits so far), asked between batches, stops the shaping early (the hits are then a prefix).
+    """
+    hits: list[dict[str, Any]] = []
     # Texts and segments are read a few hits at a time: the whole text of 50 long
     # meetings at once would set the server's peak memory.
     for start in range(0, len(ranked), HIT_BATCH):
+        if start and enough is not None and enough(hits):
+            break
         batch = ranked[start : start + HIT_BATCH]
         if said is None:
             texts = await rows.texts(db, [c.rid for c in batch])
@@ -53,8 +65,10 @@ async def shape(
                 row = texts.get(c.rid)
                 columns = [c.title, row["raw_text"] if row else None, row["formatted_text"] if row else None]
                 segments = segs.get(c.id, [])
-            matched = matcher.matched(*(fold(t) for t in columns if t))
-            hits.append(_shaped(matcher, c, matched, _best_snippet(matcher, columns), segments))
+            # Each text is folded once, for the clauses it matches and for its snippet.
+            folded = [fold(t) if t else None for t in columns]
+            matched = matcher.matched(*(f for f in folded if f))
+            hits.append(_shaped(matcher, c, matched, _best_snippet(matcher, columns, folded), segments))
     return hits
 
 
@@ -95,10 +109,14 @@ async def _long_hit(db: Reader, matcher: Matcher, c: Candidate) -> dict[str, Any
     return _shaped(matcher, c, matched, found, segments)
 
 
-def _best_snippet(matcher: Matcher, columns: list[str | None]) -> str:
-    """Around the first match: in the formatted text (it reads best), else the raw text, else the title."""
-    for text in reversed(columns):
-        found = snippet(matcher, text) if text else None
+def _best_snippet(matcher: Matcher, columns: list[str | None], folded: list[str | None] | None = None) -> str:
+    """Around the first match: in the formatted text (it reads best), else the raw text, else the title.
+
+    folded: the columns already folded, when the caller has them.
+    """
+    for k in reversed(range(len(columns))):
+        text = columns[k]
+        found = snippet(matcher, text, folded[k] if folded else None) if text else None
         if found is not None:
             return found
     return preview(columns[0] or "")
@@ -106,28 +124,57 @@ def _best_snippet(matcher: Matcher, columns: list[str | None]) -> str:
 
 def _moments(matcher: Matcher, segments: list[sqlite3.Row]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     """The segments that match best (most clauses, then most hits; the earlier on ties), and the first that matches."""
+    # One fold for all the segments (folding keeps offsets, so each segment is a slice of it):
+    # a call per segment costs more than the folding itself.
+    texts = [s["text"] or "" for s in segments]
+    whole = fold("\n".join(texts))
+    starts = list(accumulate((len(t) + 1 for t in texts), initial=0))
     scored = []
-    for s in segments:
-        folded = fold(s["text"])
-        if matcher.first_match(folded) is not None:
-            counts = matcher.phrase_counts(folded)
-            scored.append(((-coverage(matcher.query, [float(n) for n in counts]), -sum(counts), s["seq"]), s))
+    for k, counts in _segment_counts(matcher, whole, starts):
+        s = segments[k]
+        scored.append(((-coverage(matcher.query, [float(n) for n in counts]), -sum(counts), s["seq"]), k))
     first = None
     if scored:
-        s = scored[0][1]  # segments come in spoken order
+        s = segments[scored[0][1]]  # segments come in spoken order
         first = {"seq": s["seq"], "start_ms": s["start_ms"], "end_ms": s["end_ms"], "speaker": s["speaker"]}
     scored.sort(key=lambda item: item[0])
-    moments = [
-        {
-            "seq": s["seq"],
-            "start_ms": s["start_ms"],
-            "end_ms": s["end_ms"],
-            "speaker": s["speaker"],
-            "snippet": snippet(matcher, s["text"]) or preview(s["text"]),
-        }
-        for _, s in scored[:MOMENTS]
-    ]
+    moments = []
+    for _, k in scored[:MOMENTS]:
+        s = segments[k]
+        found = snippet(matcher, texts[k], whole[starts[k] : starts[k + 1] - 1])
+        moments.append(
+            {
+                "seq": s["seq"],
+                "start_ms": s["start_ms"],
+                "end_ms": s["end_ms"],
+                "speaker": s["speaker"],
+                "snippet": found or preview(s["text"]),
+            }
+        )
     return moments, first
+
+
+def _segment_counts(matcher: Matcher, whole: str, starts: list[int]) -> Iterable[tuple[int, list[int]]]:
+    """(index, hits per phrase) of each segment that matches, in order.
+
+    The segments are at starts in whole, their folded texts joined by newlines. When every
+    term is one word, no match spans the newline between two segments: each phrase's matches
+    are found in one pass over the whole text and counted for the segment they start in.
+    A phrase may span it, so then each segment is matched on its own.
+    """
+    if any(len(t.words) > 1 for t in matcher.query.phrases):
+        for k in range(len(starts) - 1):
+            folded = whole[starts[k] : starts[k + 1] - 1]
+            if matcher.first_match(folded) is not None:
+                yield k, matcher.phrase_counts(folded)
+        return
+    found: dict[int, list[int]] = {}
+    phrases = len(matcher.query.phrases)
+    for i, at in enumerate(matcher.phrase_starts(whole)):
+        for a in at:
+            found.setdefault(bisect_right(starts, a) - 1, [0] * phrases)[i] += 1
+    for k in sorted(found):
+        yield k, found[k]
 
 
 def snippet(matcher: Matcher, text: str, folded: str | None = None) -> str | None:

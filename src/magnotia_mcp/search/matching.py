@@ -65,6 +65,11 @@ class Matcher:
         marks = _has_marks(folded)
         return [sum(1 for _ in rx[marks].finditer(folded)) for rx in self._phrases]
 
+    def phrase_starts(self, folded: str) -> list[list[int]]:
+        """Where each phrase's matches start in folded text (phrase_counts, with the places)."""
+        marks = _has_marks(folded)
+        return [[m.start() for m in rx[marks].finditer(folded)] for rx in self._phrases]
+
     def first_match(self, folded: str) -> re.Match[str] | None:
         return self._any[_has_marks(folded)].search(folded) if self._any else None
 

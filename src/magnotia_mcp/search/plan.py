@@ -44,10 +44,35 @@ async def search_transcripts(
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Hits for query: the most relevant first, or in time order, every clause required."""
+    result, _ = await search_page(
+        db, query, limit=limit, sort=sort, since=since, until=until, source=source, speaker=speaker, progress=progress
+    )
+    return result
+
+
+async def search_page(
+    db: Reader,
+    query: Query,
+    *,
+    limit: int,
+    sort: Sort = "relevance",
+    since: str | None = None,
+    until: str | None = None,
+    source: str | None = None,
+    speaker: str | None = None,
+    progress: Callable[[int], None] | None = None,
+    skip: int = 0,
+    enough: Callable[[dict[str, Any]], bool] | None = None,
+) -> tuple[dict[str, Any], int]:
+    """search_transcripts's answer from its skip-th hit on, and how many hits there are from there.
+
+    enough(answer so far) says when the hits shaped so far are already more than a page can
+    hold: the rest are not shaped (``answer["hits"]`` is then a prefix of the hits).
+    """
     mode = "fts" if db.has_fts else "scan"
     result: dict[str, Any] = {"query": query.text, "mode": mode, "sort": sort, "ranked_among": 0, "hits": []}
     if query.empty:
-        return result
+        return result, 0
     matcher = Matcher(query)
     filt: Filters = {"since": since, "until": until, "source": source}
     said: dict[str, list[sqlite3.Row]] | None = None
@@ -67,8 +92,13 @@ async def search_transcripts(
     else:
         ranked, among = await rank_scan(db, query, limit, filt, progress)
     result["ranked_among"] = among if sort == "relevance" else len(ranked)
-    result["hits"] = await hits.shape(db, matcher, ranked, said)
-    return result
+    page = ranked[skip:]
+    if enough is None:
+        result["hits"] = await hits.shape(db, matcher, page, said)
+    else:
+        check = enough  # a name mypy keeps narrowed inside the lambda
+        result["hits"] = await hits.shape(db, matcher, page, said, lambda shaped: check({**result, "hits": shaped}))
+    return result, len(page)
 
 
 async def _said(

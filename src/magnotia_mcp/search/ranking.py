@@ -60,8 +60,64 @@ def candidate(row: sqlite3.Row, coverage: int = 0, relevance: float = 0.0) -> Ca
     return Candidate(row["rid"], row["id"], row["title"], row["created_at"], row["source"], coverage, relevance)
 
 
+# A candidate before its row is read: (group, coverage, relevance, rowid); group 0 (every clause) goes first.
+Light = tuple[int, int, float, int]
+
+
 async def rank_fts(db: Reader, query: Query, limit: int, filt: Filters) -> tuple[list[Candidate], int]:
-    """The best live transcripts for query, by the index; and how many were compared."""
+    """The best live transcripts for query, by the index; and how many were compared.
+
+    Without filters the candidates come from the index alone (their rows in the trash dropped
+    by rowid), and only the rows ranked at the top are read; a filter needs every candidate's
+    row (its time or source), read in the same statement.
+    """
+    if any(filt.values()):
+        return await _rank_fts_rows(db, query, limit, filt)
+    n = len(query.clauses)
+    full = await relevance.newest(db, query.fts(), RANK_CAP)
+    full_scores = await relevance.scores(db, query.fts(), full, RANK_CAP)
+    light: list[Light] = [(0, n, full_scores[rid], rid) for rid in full]
+    if len(full) >= limit or n == 1:
+        return await _top(db, light, limit), len(full)
+    match = query.fts_at_least(1)
+    window = await relevance.newest(db, match, RANK_CAP)
+    scores = await relevance.scores(db, match, window, RANK_CAP)
+    covered = dict.fromkeys(window, 0)
+    floor = min(window) if window else None
+    for clause in query.clause_fts():
+        for rid in await relevance.in_clause(db, clause, floor):
+            if rid in covered:
+                covered[rid] += 1
+    in_full = set(full)
+    light += [(1, covered[rid], scores[rid], rid) for rid in window if rid not in in_full]
+    return await _top(db, light, limit), len(in_full | covered.keys())
+
+
+async def _top(db: Reader, light: list[Light], limit: int) -> list[Candidate]:
+    """The first limit of light in ``_order``'s order (the full matches first), their rows read.
+
+    Ties on (group, coverage, relevance) go newest first, which needs the rows' times: every
+    candidate tied with the last one kept is read too.
+    """
+
+    def rank(c: Light) -> tuple[int, int, float]:
+        return c[0], -c[1], -c[2]
+
+    light.sort(key=rank)
+    chosen = light[:limit]
+    if len(light) > limit:
+        edge = rank(light[limit - 1])
+        chosen += [c for c in light[limit:] if rank(c) == edge]
+    rows = await relevance.facts(db, [c[3] for c in chosen])
+    group = {c[3]: c[0] for c in chosen}
+    cands = [candidate(rows[c[3]], c[1], c[2]) for c in chosen if c[3] in rows]
+    cands.sort(key=lambda c: (c.created_at, c.id), reverse=True)
+    cands.sort(key=lambda c: (group[c.rid], -c.coverage, -c.relevance))  # stable: ties stay newest first
+    return cands[:limit]
+
+
+async def _rank_fts_rows(db: Reader, query: Query, limit: int, filt: Filters) -> tuple[list[Candidate], int]:
+    """rank_fts with filters: each window read with its rows (live and within filt)."""
     n = len(query.clauses)
     # First every transcript that has all the terms (for one term, that is the answer).
     full, full_scores = await _window(db, query.fts(), filt)

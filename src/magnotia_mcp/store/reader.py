@@ -66,16 +66,19 @@ def _bindable(params: Params) -> Params:
 class Generation:
     """A counter shared by a store's readers: it moves whenever the store may have changed."""
 
-    __slots__ = ("stamp", "value")
+    __slots__ = ("memo", "stamp", "value")
 
     def __init__(self) -> None:
         self.value = 0
         # The store's files when the value last moved (``opening.stamp``); None: unknown.
         self.stamp: tuple[object, ...] | None = None
+        # What callers remember of the store for this value (emptied when it moves).
+        self.memo: dict[str, object] = {}
 
     def bump(self) -> None:
         self.value += 1
         self.stamp = None
+        self.memo = {}
 
     def opened(self, before: tuple[object, ...], after: tuple[object, ...]) -> None:
         """A connection opened: a new value unless the files look as they did when it last moved.
@@ -87,6 +90,7 @@ class Generation:
         if before != self.stamp or after != before:
             self.value += 1
             self.stamp = after
+            self.memo = {}
 
 
 class Reader:
@@ -113,6 +117,15 @@ class Reader:
     def generation(self) -> int:
         """Moves whenever the store may have changed since: the key for caches of what it holds."""
         return self._generation.value
+
+    @property
+    def memo(self) -> dict[str, object]:
+        """A place for what callers remember of the store, emptied whenever ``generation`` moves.
+
+        Shared by the store's readers and kept by its pool only (another pool on the same file,
+        as after a restart, starts empty).
+        """
+        return self._generation.memo
 
     async def all(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
         """Run one query and return every row; cancelling the caller interrupts SQLite."""

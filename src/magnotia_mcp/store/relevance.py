@@ -9,6 +9,7 @@ SQLite, on the reader thread, where an interrupt can stop it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable
 from functools import partial
 from typing import TYPE_CHECKING
@@ -45,6 +46,71 @@ SCAN_STATS = (
     " CAST(t.formatted_text AS BLOB)) AS stats"
     " FROM transcripts AS t WHERE 1"
 )
+
+
+# Without filters, the window is read from the index alone (newest first), and rows in the trash
+# are dropped by rowid (``live``): joining transcripts reads every candidate row to its end
+# (deleted_at and created_at come after the texts), a thousand long rows per search.
+INDEX_NEWEST = "SELECT rowid FROM transcripts_fts WHERE transcripts_fts MATCH :match ORDER BY rowid DESC LIMIT :n"
+_SLACK = 64  # rows read past the cap, for those in the trash
+# What a hit shows, for the few rows ranked at the top.
+FACTS = (
+    "SELECT rowid AS rid, id, title, created_at, source FROM transcripts"
+    " WHERE rowid IN (SELECT value FROM json_each(:rowids))"
+)
+LIVENESS = "SELECT rowid, deleted_at IS NULL FROM transcripts WHERE rowid IN (SELECT value FROM json_each(:rowids))"
+_LIVE, _TRASHED = 2, 1  # in a store's states; 0: not known yet
+_MAX_ROWID = 1 << 24  # states by rowid up to 16 MB; rows past it are asked every time
+
+
+async def live(db: Reader, rowids: list[int]) -> list[int]:
+    """The rowids of rowids (in their order) whose transcript exists and is not in the trash.
+
+    Remembered in the store's memo (a state per rowid, emptied when the store's generation
+    moves: any commit of the app), so a row is read for its deleted_at once, not by every
+    search whose window holds it.
+    """
+    states = db.memo.setdefault("liveness", bytearray())
+    assert isinstance(states, bytearray)
+    unknown = [r for r in rowids if not 0 < r < len(states) or not states[r]]
+    if unknown:
+        found = {int(r[0]): bool(r[1]) for r in await db.all(LIVENESS, {"rowids": json.dumps(unknown)})}
+        top = min(max(unknown), _MAX_ROWID - 1)
+        if top >= len(states):
+            states.extend(bytes(top + 1 - len(states)))
+        for r in unknown:
+            if 0 < r < len(states):
+                states[r] = _LIVE if found.get(r) else _TRASHED
+        return [r for r in rowids if (states[r] == _LIVE if 0 < r < len(states) else found.get(r))]
+    return [r for r in rowids if states[r] == _LIVE]
+
+
+async def newest(db: Reader, match: str, cap: int) -> list[int]:
+    """The rowids of the newest cap live rows matching match, newest first (by the index, then ``live``)."""
+    n = cap + _SLACK
+    while True:
+        rowids = [r for (r,) in await db.all(INDEX_NEWEST, {"match": match, "n": n})]
+        alive = await live(db, rowids)
+        if len(alive) >= cap or len(rowids) < n:
+            return alive[:cap]
+        n *= 2
+
+
+async def scores(db: Reader, match: str, rowids: list[int], cap: int) -> dict[int, float]:
+    """The BM25 scores (higher is better) of rowids, the window newest returned for match and cap."""
+    if not rowids:
+        return {}
+    params: dict[str, object] = {"match": match}
+    if len(rowids) == cap:  # maybe bounded: score only from the oldest row kept on
+        params["floor"] = rowids[-1]
+    scored = await db.all(SCORED + (FROM_FLOOR if "floor" in params else ""), params)
+    kept = set(rowids)
+    return {rid: -s for rid, s in scored if rid in kept}
+
+
+async def facts(db: Reader, rowids: list[int]) -> dict[int, sqlite3.Row]:
+    """By rowid, what a hit shows of a few transcripts (rid, id, title, created_at, source)."""
+    return {r["rid"]: r for r in await db.all(FACTS, {"rowids": json.dumps(rowids)})}
 
 
 async def window(db: Reader, match: str, filt: Filters, cap: int) -> tuple[list[sqlite3.Row], dict[int, float]]:

@@ -6,7 +6,7 @@ from typing import Any
 
 from magnotia_mcp.args import cursors
 from magnotia_mcp.args.checks import time_range
-from magnotia_mcp.budget import fit_page
+from magnotia_mcp.budget import answer_cost, fit_page
 from magnotia_mcp.errors import InvalidArguments
 from magnotia_mcp.tools import hints, schema
 from magnotia_mcp.tools.base import Tool, ToolContext
@@ -15,7 +15,7 @@ from magnotia_mcp.tools.base import Tool, ToolContext
 async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     # Imported on the first search, not at start-up: the query language and the
     # search plans are a dozen modules that answering initialize does not need.
-    from magnotia_mcp.search.plan import search_transcripts
+    from magnotia_mcp.search.plan import search_page
     from magnotia_mcp.search.querylang import parse
 
     query = parse(args["query"])
@@ -32,8 +32,15 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
         if sink is not None:
             sink(rows, None, f"scanned {rows} transcripts")
 
+    budget = args["max_tokens"]
+
+    def enough(partial: dict[str, Any]) -> bool:
+        # The hits so far already make a bigger answer than the budget: no page can hold more
+        # of them (an answer only grows with its hits), so the rest are not shaped at all.
+        return bool(answer_cost(window.echoed(partial), ctx.copies) > budget)
+
     async with ctx.store.reader() as db:
-        result = await search_transcripts(
+        result, total = await search_page(
             db,
             query,
             limit=limit,
@@ -43,22 +50,24 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
             source=args.get("source"),
             speaker=args.get("speaker"),
             progress=progress,
+            skip=skip,
+            enough=enough,
         )
         # Found little on a first page: say what the store holds and what to try (issue 21, item 5).
         found = hints.found_little(query, result["hits"]) if skip == 0 else None
         if found is not None:
             filtered = any(k in args for k in ("since", "until", "source", "speaker"))
             result["hint"] = hints.hint(found, query, await hints.holdings(db), filtered)
-    result["hits"] = result["hits"][skip:]
     result["next_cursor"] = None
     answer = window.echoed(result)
     return fit_page(
         answer,
         "hits",
-        args["max_tokens"],
+        budget,
         ctx.copies,
         lambda hit: cursors.encode("search", (skip + answer["hits"].index(hit) + 1, limit)),
         "hits",
+        total=total,
     )
 
 
