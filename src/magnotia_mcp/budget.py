@@ -253,8 +253,8 @@ def fit_page(
     result["max_tokens"] = budget
     page = result[items]
     full, cursor = len(page) if total is None else total, result.get("next_cursor")
-    if full == len(page) and answer_cost(result, copies) <= budget:  # most pages: one encoding, no counting
-        return result
+    if not page or (full == len(page) and answer_cost(result, copies) <= budget):  # one encoding, no counting
+        return result  # (an empty page has nothing to cut: what else the answer holds keeps within budget itself)
     cost = _PageCost(page, items, copies)
 
     def trial(k: int) -> dict[str, Any]:

@@ -18,10 +18,12 @@ import jsonschema
 import pytest
 
 from devkit.storefactory import StoreBuilder, ts
+from tests.e2e.test_budget import tool_tokens
 from tests.support.protocol import MODERN
 from tests.support.server import ServerProcess
 
 Start = Callable[..., ServerProcess]
+MIN_TOKENS = 1_000  # the smallest max_tokens a tool accepts
 
 pytestmark = pytest.mark.transports("stdio", "http")
 
@@ -101,6 +103,21 @@ def test_a_filtered_search_suggests_widening_the_filters(server: ServerProcess) 
     assert result["hits"] == []
     assert "within the filters" in result["hint"]["message"]
     assert any(t.startswith("wider filters") for t in result["hint"]["try"])
+
+
+def test_the_hint_keeps_within_max_tokens(server: ServerProcess) -> None:
+    """The smallest budget still gets an answer (found by the property test: no hits, a hint over the budget)."""
+    whole = search(server, query="how do we cut the ad spend")
+    response = server.call("search_transcripts", {"query": "how do we cut the ad spend", "max_tokens": MIN_TOKENS})
+    assert "result" in response, response  # was -32603: no hits to cut, and the hint alone over the budget
+    assert tool_tokens(response["result"]) <= MIN_TOKENS  # the whole answer, as a host may count it
+    small = search(server, query="how do we cut the ad spend", max_tokens=MIN_TOKENS)
+    assert small["hits"] == []
+    assert whole["hint"]["found"] == small["hint"]["found"] == "nothing"
+    assert small["hint"]["message"] == whole["hint"]["message"]
+    assert set(small["hint"]) <= set(whole["hint"])
+    partial = search(server, query="mobile budget forecast", max_tokens=MIN_TOKENS)
+    assert [hit["title"] for hit in partial["hits"]] == ["Weekly sync"]  # the hint never crowds out a hit
 
 
 def test_good_matches_have_no_hint(server: ServerProcess) -> None:

@@ -151,3 +151,8 @@ def _listed(languages: list[JSON]) -> str:
 
 def _day(stamp: str) -> str:
     return stamp[:10]
+
+
+def short(hint: JSON) -> JSON:
+    """The hint without what the store holds and what to try: for a max_tokens too small for all of it."""
+    return {"found": hint["found"], "message": hint["message"]}

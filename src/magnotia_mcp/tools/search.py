@@ -57,7 +57,14 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
         found = hints.found_little(query, result["hits"]) if skip == 0 else None
         if found is not None:
             filtered = any(k in args for k in ("since", "until", "source", "speaker"))
-            result["hint"] = hints.hint(found, query, await hints.holdings(db), filtered)
+            hint = hints.hint(found, query, await hints.holdings(db), filtered)
+            # A hint never pushes an answer over max_tokens nor crowds out its hits: alone it must fit the
+            # budget, beside hits half of it; else its short form (what happened and why), else none.
+            room = budget // 2 if result["hits"] else budget
+            for candidate in (hint, hints.short(hint)):
+                if answer_cost(window.echoed({**result, "hits": [], "hint": candidate}), ctx.copies) <= room:
+                    result["hint"] = candidate
+                    break
     result["next_cursor"] = None
     answer = window.echoed(result)
     return fit_page(
@@ -107,7 +114,8 @@ HINT = {
                 }
             ),
             "try": schema.list_of(schema.STRING),
-        }
+        },
+        optional=("store", "try"),
     ),
     "description": "Present when the search found nothing or only weak partial matches: why, what the store "
     "holds (languages of its live transcripts with counts, null when not recorded; of the newest 5,000 when "
