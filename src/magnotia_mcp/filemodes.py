@@ -66,6 +66,21 @@ def read_capped(
     return b"".join(chunks), st
 
 
+def kind(mode: int) -> str:
+    """What a path that is not the regular file asked for is, in words for an error message."""
+    for test, words in (
+        (stat.S_ISREG, "a file"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return words
+    return "not a regular file"
+
+
 def token_file_problem(st: os.stat_result, path: str) -> str | None:
     """What makes this file (its fstat) unsafe to hold a secret, with the command that fixes it; None if safe."""
     uid = os.getuid()

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from magnotia_mcp.filemodes import read_capped
+from magnotia_mcp.filemodes import kind, read_capped
 from magnotia_mcp.install.jsonc import NotEditable
 
 MiB = 1024 * 1024
@@ -60,22 +60,6 @@ class Config:
             return self.data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise NotEditable(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISREG(mode):
-        return "a file"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
 
 
 def _os_error(exc: OSError) -> Refused:
@@ -115,11 +99,11 @@ def _regular(target: Path, named: Path) -> os.stat_result:
     if not stat.S_ISREG(st.st_mode):
         if target != named:
             raise Refused(
-                f"it is a symbolic link to {target}, {_kind(st.st_mode)}, not a regular file; point the link at "
+                f"it is a symbolic link to {target}, {kind(st.st_mode)}, not a regular file; point the link at "
                 "the host's real config file (or remove it), or pass --config PATH to the file you mean"
             )
         raise Refused(
-            f"it is {_kind(st.st_mode)}, not a regular file; move it away, or pass --config PATH to the file you mean"
+            f"it is {kind(st.st_mode)}, not a regular file; move it away, or pass --config PATH to the file you mean"
         )
     return st
 
@@ -177,7 +161,7 @@ def _check_folders(folder: Path) -> list[Path]:
             except OSError as exc:
                 raise _os_error(exc) from None
         if not stat.S_ISDIR(st.st_mode):
-            raise Refused(f"{step} is {_kind(st.st_mode)}, not a folder; move it away and run this again")
+            raise Refused(f"{step} is {kind(st.st_mode)}, not a folder; move it away and run this again")
         break
     return missing[::-1]
 

@@ -34,6 +34,7 @@ from typing import Any
 from urllib.parse import quote
 
 from magnotia_mcp.errors import StoreError
+from magnotia_mcp.filemodes import kind
 
 SCHEMA_VERSION = 1
 REQUIRED_TABLES = ("transcripts", "segments", "tasks")
@@ -179,14 +180,6 @@ def _closed_wal_store(path: Path) -> bool:
     return header[18:20] == b"\x02\x02" and not os.path.exists(str(path) + "-wal")
 
 
-def _kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a file"
-
-
 def open_readonly(path: Path, busy_timeout: float = 2.0) -> tuple[sqlite3.Connection, StoreInfo]:
     """Open and check the store, read-only, or raise StoreError saying what to do."""
     try:
@@ -206,7 +199,7 @@ def open_readonly(path: Path, busy_timeout: float = 2.0) -> tuple[sqlite3.Connec
     if not stat.S_ISREG(st.st_mode):
         # SQLite would open a FIFO and wait for a writer forever; a device or socket is no store either.
         raise StoreError(
-            f"{shown(path)} is not a regular file ({_kind(st.st_mode)}); --db / MAGNOTIA_DB must name the "
+            f"{shown(path)} is not a regular file ({kind(st.st_mode)}); --db / MAGNOTIA_DB must name the "
             "magnotia.db file the Magnotia app writes"
         )
     ident = (st.st_dev, st.st_ino)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import platformdirs
 
-from magnotia_mcp.filemodes import POSIX, folder_problem, make_private_folders, read_capped, token_file_problem
+from magnotia_mcp.filemodes import POSIX, folder_problem, kind, make_private_folders, read_capped, token_file_problem
 
 ENV_VAR = "MAGNOTIA_MCP_TOKEN"
 FILE_NAME = "http-token"
@@ -136,9 +136,7 @@ def _read_token_file(path: Path, *, saved: bool, remove_empty: bool = False) -> 
 
     def check(st: os.stat_result) -> None:
         if not stat.S_ISREG(st.st_mode):
-            raise TokenError(
-                f"{what} {path} is not a regular file ({_kind(st.st_mode)}); name a file holding the token"
-            )
+            raise TokenError(f"{what} {path} is not a regular file ({kind(st.st_mode)}); name a file holding the token")
         if st.st_size > MAX_FILE_BYTES:
             raise TokenError(
                 f"{what} {path} is larger than {MAX_FILE_BYTES} bytes; a token file holds one line, the token"
@@ -223,15 +221,3 @@ def _symlink_message(path: Path) -> str:
         f"the token to a file others read): remove it (rm {shlex.quote(str(path))}) and a new token is made "
         "at the next start"
     )
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a file"
