@@ -82,15 +82,21 @@ async def rank_fts(db: Reader, query: Query, limit: int, filt: Filters) -> tuple
     match = query.fts_at_least(1)
     window = await relevance.newest(db, match, RANK_CAP)
     scores = await relevance.scores(db, match, window, RANK_CAP)
+    covered = await _coverage(db, query, window)
+    in_full = set(full)
+    light += [(1, covered[rid], scores[rid], rid) for rid in window if rid not in in_full]
+    return await _top(db, light, limit), len(in_full | covered.keys())
+
+
+async def _coverage(db: Reader, query: Query, window: Iterable[int]) -> dict[int, int]:
+    """How many of the query's clauses each row of window has (one index lookup per clause)."""
     covered = dict.fromkeys(window, 0)
-    floor = min(window) if window else None
+    floor = min(covered) if covered else None
     for clause in query.clause_fts():
         for rid in await relevance.in_clause(db, clause, floor):
             if rid in covered:
                 covered[rid] += 1
-    in_full = set(full)
-    light += [(1, covered[rid], scores[rid], rid) for rid in window if rid not in in_full]
-    return await _top(db, light, limit), len(in_full | covered.keys())
+    return covered
 
 
 async def _top(db: Reader, light: list[Light], limit: int) -> list[Candidate]:
@@ -126,12 +132,7 @@ async def _rank_fts_rows(db: Reader, query: Query, limit: int, filt: Filters) ->
         return ranked_full[:limit], len(full)
     # Then partial matches, among the newest that have any of the terms.
     window, scores = await _window(db, query.fts_at_least(1), filt)
-    covered = dict.fromkeys(window, 0)
-    floor = min(window) if window else None
-    for clause in query.clause_fts():
-        for rid in await relevance.in_clause(db, clause, floor):
-            if rid in covered:
-                covered[rid] += 1
+    covered = await _coverage(db, query, window)
     rest = [r._replace(coverage=covered[rid], relevance=scores[rid]) for rid, r in window.items() if rid not in full]
     return (ranked_full + _order(rest))[:limit], len(full.keys() | window.keys())
 
