@@ -9,7 +9,7 @@ import math
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,10 +112,21 @@ def run_scenario(server: Server, floor: Floor, sc: Scenario, vr: VariantResult, 
     for i, sm in enumerate(server_ms[len(floor_ms) :], start=len(floor_ms)):
         if sm is not None:  # the server paged further than the floor
             vr.samples.append(Sample(sc.tool, sc.kind if i == 0 else "deep", sm, math.nan, sc.args, i))
-    if sc.tool in ("list_transcripts", "list_tasks"):
-        n = min(len(server_ids), len(floor_ids))
-        if len(server_ids) != len(floor_ids) or any(server_ids[i] != floor_ids[i] for i in range(n)):
-            vr.disagreements += 1
+    if sc.tool in ("list_transcripts", "list_tasks") and not same_listing(server_ids, floor_ids):
+        vr.disagreements += 1
+
+
+def same_listing(server_pages: Sequence[Sequence[str] | None], floor_pages: Sequence[Sequence[str]]) -> bool:
+    """Whether the server listed what the floor did, in the same order.
+
+    The server fits a page to its token budget (max_tokens) and hands out the rest behind a cursor, so its
+    pages may be shorter than the floor's: the ids are compared as one sequence, and the shorter one (the
+    scenario stops after the same number of pages) must begin the longer.
+    """
+    server = [i for page in server_pages for i in (page or ())]
+    floor = [i for page in floor_pages for i in page]
+    n = min(len(server), len(floor))
+    return server[:n] == floor[:n] and (len(server) == len(floor) or n > 0)
 
 
 def check_search(res: Json, args: Json, vr: VariantResult, record: bool) -> int | None:

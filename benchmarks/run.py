@@ -337,6 +337,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     failed = sum(sum(v["failures"].values()) for s in report["sizes"] for v in s["variants"])
     failed += sum(len((v.get("scan") or {}).get("failures", [])) for s in report["sizes"] for v in s["variants"])
     failed += relevance.failure_count(report.get("relevance"))
+    # A listing that is not the floor's (same rows, same order, as far as both read) is a wrong answer.
+    failed += sum(v["list_disagreements"] for s in report["sizes"] for v in s["variants"])
     missed = [
         (s["label"], v["label"], t[0])
         for s in report["sizes"]
