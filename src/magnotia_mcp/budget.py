@@ -145,12 +145,13 @@ def cost_with_string(result: dict[str, Any], copies: int, key: str, inner: Parts
     return cost + tokens(plus(parts(json_text(frame)), inner)) if copies > 1 else cost
 
 
-class _PageCost:
+class PageCost:
     """answer_cost of results whose list under key holds the first k items of page, each item counted once.
 
     Exact: a list of k items in the text content is the empty list's ``[]`` opened onto lines of its
     own (``_OPENED``), the items' lines and k - 1 line separators; in structuredContent, the items'
-    compact JSON and k - 1 commas. Only the rest of the answer is encoded again for each k.
+    compact JSON and k - 1 commas. Only the rest of the answer is encoded again for each k. A page
+    read in chunks is counted as it grows (``extend``), each item still once.
     """
 
     __slots__ = ("_compact", "_copies", "_key", "_text")
@@ -158,10 +159,24 @@ class _PageCost:
     def __init__(self, page: list[Any], key: str, copies: int) -> None:
         self._key, self._copies = key, copies
         self._text, self._compact = [NO_PARTS], [NO_PARTS]
-        for item in page:
+        self.extend(page)
+
+    @property
+    def counted(self) -> int:
+        """How many items have been counted."""
+        return len(self._text) - 1
+
+    def extend(self, items: list[Any]) -> None:
+        """Count items after those counted before."""
+        for item in items:
             self._text.append(plus(self._text[-1], parts(item_line(item))))
-            if copies > 1:
+            if self._copies > 1:
                 self._compact.append(plus(self._compact[-1], parts(json_text(item))))
+
+    def over(self, budget: int) -> bool:
+        """Whether the items counted so far cost more than budget by themselves."""
+        k = self.counted
+        return tokens(self._text[k]) + (tokens(self._compact[k]) if self._copies > 1 else 0) > budget
 
     def __call__(self, result: dict[str, Any], k: int) -> int:
         frame = {**result, self._key: []}
@@ -242,6 +257,7 @@ def fit_page(
     cursor_after: Any,
     what: str,
     total: int | None = None,
+    cost: PageCost | None = None,
 ) -> dict[str, Any]:
     """result with its page of items cut to what fits in budget, with a cursor to the rest and a note.
 
@@ -249,13 +265,21 @@ def fit_page(
     at least one item (shortened to fit if it alone is too large), so paging always
     moves on. total: how many items the page has when result holds only the first of
     them, because those alone already cost more than budget (the rest need not be made).
+    cost: the page's items counted already (while it was read), if they were.
     """
     result["max_tokens"] = budget
     page = result[items]
     full, cursor = len(page) if total is None else total, result.get("next_cursor")
-    if not page or (full == len(page) and answer_cost(result, copies) <= budget):  # one encoding, no counting
-        return result  # (an empty page has nothing to cut: what else the answer holds keeps within budget itself)
-    cost = _PageCost(page, items, copies)
+    if not page:  # nothing to cut: what else the answer holds keeps within budget itself
+        return result
+    if cost is not None:  # counted as the page was read: the whole answer's cost needs no encoding of it
+        cost.extend(page[cost.counted :])
+        if full == len(page) and cost(result, full) <= budget:
+            return result
+    elif full == len(page) and answer_cost(result, copies) <= budget:  # one encoding, no counting
+        return result
+    else:
+        cost = PageCost(page, items, copies)
 
     def trial(k: int) -> dict[str, Any]:
         trimmed = {**result, items: page[:k]}

@@ -99,7 +99,7 @@ async def _review_meetings(store: Store, args: dict[str, str], links: bool) -> l
 
     window = time_range({k: v for k, v in args.items() if k in ("since", "until") and v})
     async with store.reader() as db:
-        page, more = await list_transcripts(
+        page, more, _ = await list_transcripts(
             db, limit=REVIEW_LIMIT, since=window.since, until=window.until, source="meeting"
         )
     period = f"from {args['since']}" + (f" until {args['until']}" if args.get("until") else "")

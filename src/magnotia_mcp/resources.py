@@ -63,7 +63,7 @@ async def list_page(
     except Exception:
         raise InvalidParams("invalid params: cursor was not issued by this server; omit it to start over") from None
     async with store.reader() as db:
-        page, key = await list_transcripts(db, limit=PAGE, after=after)
+        page, key, _ = await list_transcripts(db, limit=PAGE, after=after)
     resources = [
         {
             "uri": transcript_uri(item["id"]),

@@ -245,6 +245,22 @@ def test_a_page_of_long_cjk_titles_shrinks_to_the_budget_and_the_cursor_gives_th
     assert all(t["title"].endswith(LONG_TITLE) for page in pages for t in page if not t["title"].startswith("Off"))
 
 
+@pytest.mark.parametrize("limit", [100, 60, 30])
+def test_a_shrunk_page_counts_every_transcript_it_was_asked_for(srv: ServerProcess, limit: int) -> None:
+    """The server stops reading rows once they fill the budget, but the note still counts the whole page."""
+    left, cursor, pages = ITEMS + len(MEETINGS), None, 0
+    while cursor is not None or pages == 0:
+        page, _ = call(srv, "list_transcripts", {"limit": limit, **({"cursor": cursor} if cursor else {})})
+        shown, asked = len(page["transcripts"]), min(limit, left)
+        if shown < asked:
+            assert page["note"].startswith(f"Only {shown} of the {asked} transcripts asked for fit"), page["note"]
+        else:
+            assert "note" not in page
+        left, cursor, pages = left - shown, page["next_cursor"], pages + 1
+    assert left == 0
+    assert pages > (ITEMS + len(MEETINGS)) // limit + 1  # the budget shrank pages
+
+
 def test_a_page_of_tasks_shrinks_to_the_budget_and_the_cursor_gives_the_rest(srv: ServerProcess) -> None:
     pages = _pages(srv, "list_tasks", {"limit": 100}, "tasks")
     assert len(pages[0]) < 100

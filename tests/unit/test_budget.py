@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from magnotia_mcp.budget import (
-    _PageCost,
+    PageCost,
     answer_cost,
     clip,
     cost_with_string,
@@ -97,7 +97,7 @@ def test_counting_a_page_item_by_item_is_the_answers_exact_cost(copies: int) -> 
         {"id": _mixed(i, 9), "title": _mixed(i + 1, i * 5), "speakers": [_mixed(i, 3)] * (i % 3), "n": i * 977}
         for i in range(12)
     ]
-    cost = _PageCost(page, "items", copies)
+    cost = PageCost(page, "items", copies)
     for k in range(len(page) + 1):
         result = {"items": page[:k], "next_cursor": _mixed(k, 12) if k % 2 else None, "max_tokens": 8000}
         if k % 3:

@@ -11,6 +11,7 @@ plain range conditions it can use the schema's indexes for.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp.errors import NotFound
@@ -109,53 +110,76 @@ async def list_transcripts(
     since: str | None = None,
     until: str | None = None,
     source: str | None = None,
-) -> tuple[list[dict[str, Any]], tuple[str, str] | None]:
-    """A page of live transcripts, newest first, and the key to continue after (or None)."""
-    sql = (
-        LIST_TRANSCRIPTS
-        + _filters(since, until, source)
-        + (AFTER_TRANSCRIPT if after else "")
-        + LIVE_ONLY
-        + NEWEST_FIRST
-    )
-    params: dict[str, Any] = {
-        "since": since,
-        "until": until,
-        "source": source,
-        "limit": limit + 1,
-        "long": layouts.LONG_TEXT_BYTES,
-    }
-    if after:
-        params["after_created"], params["after_id"] = after
+    enough: Callable[[list[dict[str, Any]]], bool] | None = None,
+) -> tuple[list[dict[str, Any]], tuple[str, str] | None, int]:
+    """A page of live transcripts, newest first, the key to continue after (or None), and the page's length.
+
+    enough(page), when given, is asked after each chunk of rows (``FIRST_CHUNK``, then twice as
+    many): once it says the rows so far are all an answer can carry, no more are read, since each
+    costs its preview and its speakers. The page is then shorter than limit; the length returned is
+    still the page's whole length (counted, not read). Chunks are read in one transaction: every
+    statement sees the same snapshot.
+    """
+    filters = _filters(since, until, source)
+    params: dict[str, Any] = {"since": since, "until": until, "source": source, "long": layouts.LONG_TEXT_BYTES}
     known = layouts.LISTED_FACTS.entries(db)
     await db.ensure_function("magnotia_seen", layouts.LISTED_FACTS.seen(db))
-    rows = await db.all(sql, params)
-    page = []
-    for r in rows[:limit]:
-        transcript_id, names, head = r["id"], r["speakers_json"], r["head"]
-        long = head is None
-        if long:  # a long transcript: its head comes from the cache
-            head = await layouts.head(db, transcript_id, HEAD_CHARS)
-        if names is not None:
-            speakers = tuple(json.loads(names))
-        else:  # known, or long (or forgotten since the statement asked: read as for a long row)
-            entry = known.get(transcript_id)
-            speakers = entry[1] if entry is not None else tuple(await layouts.speakers(db, transcript_id))
-        known.put(transcript_id, (long, speakers))
-        page.append(
-            {
-                "id": transcript_id,
-                "title": r["title"],
-                "source": r["source"],
-                "language": r["language"],
-                "created_at": r["created_at"],
-                "duration_ms": r["duration_ms"],
-                "preview": preview(head or ""),
-                "speakers": list(speakers),  # the answer's own: fitting it to a budget may cut it
-            }
-        )
-    more = len(rows) > limit
-    return page, ((page[-1]["created_at"], page[-1]["id"]) if more else None)
+    page: list[dict[str, Any]] = []
+    key, chunk = after, limit if enough is None else min(limit, FIRST_CHUNK)
+    chunked = chunk < limit
+    if chunked:
+        await db.all("BEGIN")
+    try:
+        while True:
+            params["after_created"], params["after_id"] = key or (None, None)
+            params["limit"] = chunk + 1
+            sql = LIST_TRANSCRIPTS + filters + (AFTER_TRANSCRIPT if key else "") + LIVE_ONLY + NEWEST_FIRST
+            rows = await db.all(sql, params)
+            page += [await _listed(db, r, known) for r in rows[:chunk]]
+            more = len(rows) > chunk
+            key = (page[-1]["created_at"], page[-1]["id"]) if more else None
+            if not more or len(page) == limit:
+                return page, key, len(page)
+            if enough is not None and enough(page):
+                break
+            chunk = min(limit - len(page), 2 * chunk)
+        params["after_created"], params["after_id"] = after or (None, None)
+        params["limit"] = limit
+        count = "SELECT count(*) AS n FROM (SELECT 1" + _COUNTED + filters + (AFTER_TRANSCRIPT if after else "")
+        row = await db.one(count + LIVE_ONLY + NEWEST_FIRST + ")", params)
+        return page, key, row["n"] if row else len(page)
+    finally:
+        if chunked and not db.retired:  # a retired connection is closed, and its transaction with it
+            await db.all("COMMIT")
+
+
+# The rows of a page read at first, when the answer may not hold them all: the default page is 20.
+FIRST_CHUNK = 24
+_COUNTED = " FROM transcripts WHERE 1"
+
+
+async def _listed(db: Reader, r: Any, known: Any) -> dict[str, Any]:
+    """One list row as the answer shows it; a long transcript's head and speakers come from the cache."""
+    transcript_id, names, head = r["id"], r["speakers_json"], r["head"]
+    long = head is None
+    if long:  # a long transcript: its head comes from the cache
+        head = await layouts.head(db, transcript_id, HEAD_CHARS)
+    if names is not None:
+        speakers = tuple(json.loads(names))
+    else:  # known, or long (or forgotten since the statement asked: read as for a long row)
+        entry = known.get(transcript_id)
+        speakers = entry[1] if entry is not None else tuple(await layouts.speakers(db, transcript_id))
+    known.put(transcript_id, (long, speakers))
+    return {
+        "id": transcript_id,
+        "title": r["title"],
+        "source": r["source"],
+        "language": r["language"],
+        "created_at": r["created_at"],
+        "duration_ms": r["duration_ms"],
+        "preview": preview(head or ""),
+        "speakers": list(speakers),  # the answer's own: fitting it to a budget may cut it
+    }
 
 
 async def get_transcript(

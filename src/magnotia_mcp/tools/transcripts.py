@@ -8,6 +8,7 @@ from typing import Any
 from magnotia_mcp.args import cursors
 from magnotia_mcp.args.checks import time_range
 from magnotia_mcp.budget import (
+    PageCost,
     answer_cost,
     cost_with_string,
     fit_page,
@@ -27,9 +28,23 @@ async def _list_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[str,
 
     after = cursors.decode("transcripts", args["cursor"], 2) if "cursor" in args else None
     window = time_range(args)
+    # Rows are counted as they are read, and no more are read once they alone are over the budget:
+    # a 100-row page that can carry 20 reads about 24, not 101 previews and speaker lists.
+    counted = PageCost([], "transcripts", ctx.copies)
+
+    def enough(page: list[dict[str, Any]]) -> bool:
+        counted.extend(page[counted.counted :])
+        return counted.over(args["max_tokens"])
+
     async with ctx.store.reader() as db:
-        page, key = await list_transcripts(
-            db, limit=args["limit"], after=after, since=window.since, until=window.until, source=args.get("source")
+        page, key, full = await list_transcripts(
+            db,
+            limit=args["limit"],
+            after=after,
+            since=window.since,
+            until=window.until,
+            source=args.get("source"),
+            enough=enough,
         )
     answer = window.echoed({"transcripts": page, "next_cursor": cursors.encode("transcripts", key) if key else None})
     return fit_page(
@@ -39,6 +54,8 @@ async def _list_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[str,
         ctx.copies,
         lambda item: cursors.encode("transcripts", (item["created_at"], item["id"])),
         "transcripts",
+        total=full,
+        cost=counted if counted.counted else None,
     )
 
 

@@ -175,14 +175,14 @@ def test_a_list_page_has_a_long_transcripts_speakers_and_preview(
     loop: asyncio.AbstractEventLoop, reader: Reader
 ) -> None:
     """The list reads a long row's speakers and preview through the layout cache: the same page as read in SQL."""
-    page, _ = loop.run_until_complete(transcripts.list_transcripts(reader, limit=10))
+    page, _, _ = loop.run_until_complete(transcripts.list_transcripts(reader, limit=10))
     speakers = {r["id"]: r["speakers"] for r in page}
     assert speakers["long"][-1] == LATE
     assert set(speakers["long"]) == {"Ana", "Bo", LATE}
     saved = layouts.LONG_TEXT_BYTES
     layouts.LONG_TEXT_BYTES = 1 << 62
     try:
-        in_sql, _ = loop.run_until_complete(transcripts.list_transcripts(reader, limit=10))
+        in_sql, _, _ = loop.run_until_complete(transcripts.list_transcripts(reader, limit=10))
     finally:
         layouts.LONG_TEXT_BYTES = saved
     assert page == in_sql

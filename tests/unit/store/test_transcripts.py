@@ -85,7 +85,7 @@ def reader(store_path: Path, loop: asyncio.AbstractEventLoop) -> Iterator[Reader
 
 
 def listed(loop: asyncio.AbstractEventLoop, reader: Reader, **kwargs: Any) -> list[dict[str, Any]]:
-    page, _ = loop.run_until_complete(transcripts.list_transcripts(reader, limit=kwargs.pop("limit", 100), **kwargs))
+    page, _, _ = loop.run_until_complete(transcripts.list_transcripts(reader, limit=kwargs.pop("limit", 100), **kwargs))
     return page
 
 
@@ -112,7 +112,7 @@ def test_every_page_size_and_filter_gives_each_row_its_own_speakers(
         after = None
         seen: list[str] = []
         while True:
-            page, after = loop.run_until_complete(transcripts.list_transcripts(reader, limit=limit, after=after))
+            page, after, _ = loop.run_until_complete(transcripts.list_transcripts(reader, limit=limit, after=after))
             for item in page:
                 assert item["speakers"] == EXPECTED[item["id"]]
             seen += [t["id"] for t in page]
@@ -198,7 +198,7 @@ def test_a_listed_rows_kept_speakers_follow_the_store(loop: asyncio.AbstractEven
 
     async def page() -> dict[str, list[str]]:
         async with store.reader() as db:
-            rows, _ = await transcripts.list_transcripts(db, limit=10)
+            rows, _, _ = await transcripts.list_transcripts(db, limit=10)
         return {t["id"]: t["speakers"] for t in rows}
 
     try:
