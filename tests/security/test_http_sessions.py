@@ -37,7 +37,9 @@ def big_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def scanning(launcher: Launcher, big_store: Path) -> Iterator[HttpServer]:
-    server = start(launcher, big_store, ["--call-timeout", CALL_TIMEOUT], {"MAGNOTIA_MCP_TOKEN": TOKEN})
+    # Debug: a call's failure message then says what cancelled it (notifications/cancelled, a stream that ended).
+    env = {"MAGNOTIA_MCP_TOKEN": TOKEN, "MAGNOTIA_MCP_LOG_LEVEL": "debug"}
+    server = start(launcher, big_store, ["--call-timeout", CALL_TIMEOUT], env)
     yield server
     assert server.stop() == 0, "".join(server.stderr)
     assert server.stdout == b""
@@ -80,6 +82,11 @@ def cancel(server: HttpServer, request_id: str, headers: dict[str, str] | None =
         assert response.status == 202
     finally:
         conn.close()
+
+
+def said(server: HttpServer) -> str:
+    """The server's stderr so far, for a failure message."""
+    return "the server said:\n" + "".join(server.stderr)
 
 
 def timed_out(response: dict[str, Any] | None, request_id: str) -> bool:
@@ -137,7 +144,7 @@ def test_a_cancel_from_another_connection_does_not_stop_a_call_without_a_session
     cancel(scanning, "same", {"MCP-Protocol-Version": "2025-11-25"})
     cancel(scanning, "same")  # no header: 2025-03-26
     cancel(scanning, "same", modern=True)
-    assert timed_out(legacy.end(), "same"), "another client's cancel stopped a sessionless call"
+    assert timed_out(legacy.end(), "same"), f"another client's cancel stopped a sessionless call; {said(scanning)}"
 
 
 def test_a_cancel_from_another_connection_does_not_stop_a_2026_07_28_call(scanning: HttpServer) -> None:
@@ -146,7 +153,7 @@ def test_a_cancel_from_another_connection_does_not_stop_a_2026_07_28_call(scanni
     modern = Scan(scanning, "same", headers, MODERN)
     cancel(scanning, "same", modern=True)
     cancel(scanning, "same")
-    assert timed_out(modern.end(), "same"), "another client's cancel stopped a 2026-07-28 call"
+    assert timed_out(modern.end(), "same"), f"another client's cancel stopped a 2026-07-28 call; {said(scanning)}"
 
 
 def test_a_cancel_from_another_session_does_not_stop_a_call(scanning: HttpServer) -> None:
@@ -157,4 +164,4 @@ def test_a_cancel_from_another_session_does_not_stop_a_call(scanning: HttpServer
     cancel(scanning, "same", {"Mcp-Session-Id": other})
     cancel(scanning, "same")
     cancel(scanning, "same", modern=True)
-    assert timed_out(scan.end(), "same")
+    assert timed_out(scan.end(), "same"), said(scanning)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from magnotia_mcp import log
 from magnotia_mcp.errors import InvalidRequest, MethodNotFound, ParseError
 from magnotia_mcp.protocol import jsonrpc, revisions
 from magnotia_mcp.protocol.jsonrpc import JSON, RequestId, reply_of
@@ -84,6 +85,7 @@ class InFlight:
             if request_id is not None and self.by_id.get(request_id) is task:
                 del self.by_id[request_id]
             if task.cancelled():
+                log.debug(f"request {request_id!r} ended cancelled: no response")
                 return  # cancelled by the client: no response, as the protocol asks
             response = task.result()
             if response is not None:
@@ -96,6 +98,7 @@ class InFlight:
         """notifications/cancelled: the task of that request, if one is in flight, is cancelled."""
         task = self.by_id.get(request_id) if isinstance(request_id, (str, int)) and jsonrpc.is_id(request_id) else None
         if task is not None:
+            log.debug(f"notifications/cancelled: cancelling request {request_id!r}")
             task.cancel()
 
     async def wait_idle(self) -> None:
@@ -109,6 +112,8 @@ class InFlight:
         import asyncio
 
         tasks = set(self.tasks)
+        if tasks:
+            log.debug(f"closing: cancelling {len(tasks)} request(s) in flight")
         for task in tasks:
             task.cancel()
         if tasks:

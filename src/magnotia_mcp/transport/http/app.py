@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from magnotia_mcp import log
 from magnotia_mcp.errors import InvalidRequest, ProtocolError
 from magnotia_mcp.protocol import jsonrpc
 from magnotia_mcp.protocol.jsonrpc import JSON, Reply, RequestId
@@ -309,7 +310,8 @@ class Exchange:
             if watcher is not None:
                 watcher.cancel()
             if isinstance(task, asyncio.Future) and not task.done():
-                task.cancel()  # the client went away
+                log.debug(f"request {request.request_id!r}: its stream ended before it did; cancelling it")
+                task.cancel()
             if slot:
                 calls.free_slot()
 
@@ -320,6 +322,7 @@ def _drop(_data: bytes, _kind: Reply) -> None:
 
 def _cancel_on_disconnect(task: asyncio.Future[Any], watcher: asyncio.Future[None]) -> None:
     if not watcher.cancelled() and not task.done():
+        log.debug("a 2026-07-28 client closed the connection before the response: cancelling its call")
         task.cancel()
 
 
