@@ -74,6 +74,7 @@ def run_scenario(server: Server, floor: Floor, sc: Scenario, vr: VariantResult, 
     fn: Callable[[Json, Cursor], tuple[list[Any], Cursor]] = getattr(floor, sc.tool)
     server_ms: list[float | None] = []
     server_ids: list[list[str] | None] = []
+    server_ended = False  # the server's last page read had no cursor
     ranked_among: int | None = None
     args = dict(sc.args)
     for _ in range(sc.pages):
@@ -89,7 +90,8 @@ def run_scenario(server: Server, floor: Floor, sc: Scenario, vr: VariantResult, 
             ranked_among = check_search(res, args, vr, record)
         server_ids.append(page_key(sc.tool, res))
         cursor = res.get("next_cursor")
-        if not isinstance(cursor, str):
+        server_ended = not isinstance(cursor, str)
+        if server_ended:
             break
         args = {**sc.args, "cursor": cursor}
     floor_ms: list[float] = []
@@ -112,21 +114,30 @@ def run_scenario(server: Server, floor: Floor, sc: Scenario, vr: VariantResult, 
     for i, sm in enumerate(server_ms[len(floor_ms) :], start=len(floor_ms)):
         if sm is not None:  # the server paged further than the floor
             vr.samples.append(Sample(sc.tool, sc.kind if i == 0 else "deep", sm, math.nan, sc.args, i))
-    if sc.tool in ("list_transcripts", "list_tasks") and not same_listing(server_ids, floor_ids):
+    listing = sc.tool in ("list_transcripts", "list_tasks")
+    if listing and not same_listing(server_ids, floor_ids, server_ended, pos is None):
         vr.disagreements += 1
 
 
-def same_listing(server_pages: Sequence[Sequence[str] | None], floor_pages: Sequence[Sequence[str]]) -> bool:
+def same_listing(
+    server_pages: Sequence[Sequence[str] | None],
+    floor_pages: Sequence[Sequence[str]],
+    server_ended: bool,
+    floor_ended: bool,
+) -> bool:
     """Whether the server listed what the floor did, in the same order.
 
     The server fits a page to its token budget (max_tokens) and hands out the rest behind a cursor, so its
     pages may be shorter than the floor's: the ids are compared as one sequence, and the shorter one (the
-    scenario stops after the same number of pages) must begin the longer.
+    scenario stops after the same number of pages) must begin the longer. A side that said it had listed
+    everything (no cursor left) must not have listed less than the other: that is a dropped tail.
     """
     server = [i for page in server_pages for i in (page or ())]
     floor = [i for page in floor_pages for i in page]
     n = min(len(server), len(floor))
-    return server[:n] == floor[:n] and (len(server) == len(floor) or n > 0)
+    if server[:n] != floor[:n]:
+        return False
+    return not (server_ended and len(server) < len(floor)) and not (floor_ended and len(floor) < len(server))
 
 
 def check_search(res: Json, args: Json, vr: VariantResult, record: bool) -> int | None:
