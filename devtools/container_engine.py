@@ -171,6 +171,9 @@ def engine_prefix(engine: str, state: State) -> list[str]:
 # --------------------------------------------------------------------------- setup
 
 
+APT_LOCK_WAIT = 900  # seconds apt waits for the dpkg lock another apt holds
+
+
 def missing_packages() -> list[str]:
     return [pkg for pkg in APT_PACKAGES if shutil.which(APT_COMMANDS[pkg], path=STANDIN_PATH) is None]
 
@@ -186,8 +189,10 @@ def cmd_setup(_args: argparse.Namespace, state: State) -> int:
         if os.geteuid() != 0:
             raise ContainerError(f"missing {', '.join(missing)}; installing them needs root")
         apt_env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        run(["apt-get", "update"], env=apt_env)
-        run(["apt-get", "install", "-y", *missing], env=apt_env)
+        # Wait for another apt (unattended upgrades, a second CI clone on the machine) instead of failing at once.
+        wait = ["-o", f"DPkg::Lock::Timeout={APT_LOCK_WAIT}"]
+        run(["apt-get", *wait, "update"], env=apt_env)
+        run(["apt-get", *wait, "install", "-y", *missing], env=apt_env)
     else:
         log("podman, buildah, runc and debootstrap are installed")
     env = engine_env("podman", state)
