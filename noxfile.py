@@ -262,6 +262,9 @@ def bench(session: nox.Session) -> None:
     to include a frozen build. The [http] extra is installed for the HTTP part (`serve --http`
     next to stdio on the 10k store; a short pass in smoke runs).
     """
+    # Compiled on install, as pip does for users: else (uv's default, or PYTHONDONTWRITEBYTECODE set) every
+    # spawn the benchmark times would compile the package from source first.
+    session.env["UV_COMPILE_BYTECODE"] = "1"
     install_project(session)
     session.install(".[http]", "matplotlib")
     session.run("python", "benchmarks/run.py", "--console-script", *session.posargs)
