@@ -135,7 +135,7 @@ def same_listing(
     server = [i for page in server_pages for i in (page or ())]
     floor = [i for page in floor_pages for i in page]
     n = min(len(server), len(floor))
-    if server[:n] != floor[:n]:
+    if server[:n] != floor[:n] or (n == 0 and len(server) != len(floor)):  # nothing in common at all
         return False
     return not (server_ended and len(server) < len(floor)) and not (floor_ended and len(floor) < len(server))
 

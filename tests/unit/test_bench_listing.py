@@ -30,8 +30,8 @@ def pages(ids: list[str], size: int) -> list[list[str]]:
 
 
 def test_budget_fitted_pages_of_the_same_listing_agree(measure: ModuleType) -> None:
-    # Two floor pages of 20; the server's three pages of 17 cover more of the same order, and it has more.
-    assert measure.same_listing(pages(IDS[:51], 17), pages(IDS[:40], 20), server_ended=False, floor_ended=False)
+    # Two floor pages of 20; the server's three pages of 17 cover more of the same order.
+    assert measure.same_listing(pages(IDS, 17), pages(IDS[:40], 20), server_ended=False, floor_ended=False)
     # Both listed everything there is.
     assert measure.same_listing(pages(IDS, 17), pages(IDS, 20), server_ended=True, floor_ended=True)
     # Stopped after the same number of pages, the server (shorter pages) short of the floor, with a cursor left.
@@ -53,3 +53,8 @@ def test_a_side_that_said_it_was_done_must_not_have_listed_less(measure: ModuleT
     assert not measure.same_listing(pages(IDS, 17), pages(IDS[:45], 20), server_ended=True, floor_ended=True)
     # A server page of nothing at all (None: no page key) with no cursor, against a floor that listed some.
     assert not measure.same_listing([None], pages(IDS[:20], 20), server_ended=True, floor_ended=False)
+
+
+def test_an_empty_page_against_a_listing_disagrees_even_with_a_cursor_left(measure: ModuleType) -> None:
+    assert not measure.same_listing([[]], pages(IDS[:20], 20), server_ended=False, floor_ended=False)
+    assert not measure.same_listing(pages(IDS[:20], 17), [[]], server_ended=False, floor_ended=False)
