@@ -45,11 +45,11 @@ class Matcher:
 
     def __init__(self, query: Query) -> None:
         self.query = query
-        # Two compiled forms of each pattern: [plain, with combining marks]. Text with no
-        # combining marks (nearly all of it) gets the plain one, several times faster.
-        self._clauses = [_compiled("|".join, clause) for clause in query.clauses]
-        self._phrases = [_compiled("".join, (t,)) for t in query.phrases]
-        self._any = _compiled("|".join, query.phrases) if query.phrases else None
+        # Two forms of each pattern: plain, and with combining marks. Text with no combining
+        # marks (nearly all of it) gets the plain one, several times faster to run.
+        self._clauses = [_Forms("|".join, clause) for clause in query.clauses]
+        self._phrases = [_Forms("".join, (t,)) for t in query.phrases]
+        self._any = _Forms("|".join, query.phrases) if query.phrases else None
 
     def matches(self, *folded_texts: str) -> bool:
         """True when every clause matches in at least one of the (folded) texts."""
@@ -80,9 +80,26 @@ class Matcher:
         return [m.span() for m in self._any[_has_marks(folded)].finditer(folded, start, end)]
 
 
-def _compiled(join: Callable[[Iterable[str]], str], terms: Iterable[Term]) -> list[re.Pattern[str]]:
-    items = list(terms)
-    return [re.compile(join(pattern(t, marks) for t in items)) for marks in (False, True)]
+class _Forms:
+    """A pattern's two compiled forms, ``forms[marks]``; the form for combining marks compiled on first use.
+
+    That form steps over a class of marks after every character: it costs 20-30 times the
+    plain one to compile (several milliseconds a term), and text with marks is rare.
+    """
+
+    __slots__ = ("_join", "_marked", "_terms", "plain")
+
+    def __init__(self, join: Callable[[Iterable[str]], str], terms: Iterable[Term]) -> None:
+        self._join, self._terms = join, tuple(terms)
+        self.plain = re.compile(join(pattern(t, False) for t in self._terms))
+        self._marked: re.Pattern[str] | None = None
+
+    def __getitem__(self, marks: bool) -> re.Pattern[str]:
+        if not marks:
+            return self.plain
+        if self._marked is None:  # two threads may both compile it: the same pattern either way
+            self._marked = re.compile(self._join(pattern(t, True) for t in self._terms))
+        return self._marked
 
 
 def _has_marks(text: str) -> bool:

@@ -183,6 +183,21 @@ def test_a_query_matches_the_same_rows_with_and_without_the_index(text: str, fts
     }
 
 
+@pytest.mark.parametrize("text", [pytest.param(q, id=q) for q in ("cafe", "ecole", "caf*", '"ecole primaire"')])
+def test_one_matcher_answers_alike_before_and_after_it_meets_combining_marks(text: str) -> None:
+    """A matcher compiles its form for combining marks on first need: what it saw before changes nothing."""
+    shared = Matcher(parse(text))
+    marked = [doc for doc in CORPUS if "\u0301" in doc]
+    assert marked  # the corpus has decomposed text, so the second form is built here
+    for doc in [*CORPUS, *reversed(CORPUS)]:
+        folded = fold(doc)
+        fresh = Matcher(parse(text))
+        assert shared.matches(folded) is fresh.matches(folded), doc
+        assert shared.phrase_counts(folded) == fresh.phrase_counts(folded), doc
+        assert snippet(shared, doc) == snippet(fresh, doc), doc
+    assert any(shared.matches(fold(doc)) for doc in marked)
+
+
 @pytest.mark.parametrize(
     ("query", "text", "hit"),
     [
