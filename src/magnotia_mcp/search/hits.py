@@ -65,11 +65,22 @@ async def shape(
                 row = texts.get(c.rid)
                 columns = [c.title, row["raw_text"] if row else None, row["formatted_text"] if row else None]
                 segments = segs.get(c.id, [])
-            # Each text is folded once, for the clauses it matches and for its snippet.
-            folded = [fold(t) if t else None for t in columns]
-            matched = matcher.matched(*(f for f in folded if f))
-            hits.append(_shaped(matcher, c, matched, _best_snippet(matcher, columns, folded), segments))
+            hits.append(_shaped(matcher, c, *_matched_and_snippet(matcher, c, columns), segments))
     return hits
+
+
+def _matched_and_snippet(matcher: Matcher, c: Candidate, columns: list[str | None]) -> tuple[list[bool], str]:
+    """The clauses a hit matches and its snippet, folding no more of its texts than they need.
+
+    A candidate that has every clause (the ranking counted them) needs only the text its
+    snippet comes from, most often the formatted one; otherwise each text is folded once,
+    for the clauses it matches and for its snippet.
+    """
+    clauses = len(matcher.query.clauses)
+    if c.coverage == clauses:
+        return [True] * clauses, _best_snippet(matcher, columns)
+    folded = [fold(t) if t else None for t in columns]
+    return matcher.matched(*(f for f in folded if f)), _best_snippet(matcher, columns, folded)
 
 
 def _shaped(
