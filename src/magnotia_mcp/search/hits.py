@@ -13,7 +13,6 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp.search.folding import fold
-from magnotia_mcp.search.ranking import coverage
 from magnotia_mcp.store import hits as rows
 from magnotia_mcp.text import preview
 
@@ -140,10 +139,12 @@ def _moments(matcher: Matcher, segments: list[sqlite3.Row]) -> tuple[list[dict[s
     texts = [s["text"] or "" for s in segments]
     whole = fold("\n".join(texts))
     starts = list(accumulate((len(t) + 1 for t in texts), initial=0))
+    # ranking.coverage, for many segments: the clause of each phrase (phrases go clause by clause).
+    clause_of = [k for k, clause in enumerate(matcher.query.clauses) for _ in clause]
     scored = []
     for k, counts in _segment_counts(matcher, whole, starts):
-        s = segments[k]
-        scored.append(((-coverage(matcher.query, [float(n) for n in counts]), -sum(counts), s["seq"]), k))
+        covered = len({clause_of[i] for i, n in enumerate(counts) if n})
+        scored.append(((-covered, -sum(counts), segments[k]["seq"]), k))
     first = None
     if scored:
         s = segments[scored[0][1]]  # segments come in spoken order

@@ -485,3 +485,11 @@ def test_a_speaker_with_many_matching_segments_is_searched_alike(
     finally:
         for gen in gens.values():
             next(gen, None)
+
+
+def test_moments_count_clauses_not_terms(loop: asyncio.AbstractEventLoop, readers: dict[str, Reader]) -> None:
+    """Two terms of one OR clause in a segment cover one clause: a segment with both clauses goes first."""
+    hits = _both(loop, readers, "budget OR review question", limit=50)["hits"]
+    hit = next(h for h in hits if h["title"] == "Team meeting")
+    # seq 1: "budget" twice and "review" (one clause, three hits); seq 3: "question" and "budget" (both clauses).
+    assert [m["seq"] for m in hit["moments"]] == [3, 1]
