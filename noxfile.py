@@ -110,12 +110,19 @@ E2E = ("-m", "e2e", "tests/e2e")
 HTTP = "tests/http"
 
 
+def _own_pyinstaller_cache(session: nox.Session) -> None:
+    """PyInstaller's binary cache in this checkout, not the user's: two checkouts building at once (CI clones)
+    raced on the shared cache's index file, and one read it half written (SyntaxError in load_py_data_struct)."""
+    session.env["PYINSTALLER_CONFIG_DIR"] = str(ROOT / "build" / "pyinstaller-cache")
+
+
 @nox.session(python=PYTHON)
 def freeze(session: nox.Session) -> None:
     """Build the one-file executable from packaging/magnotia-mcp.spec, then run the e2e and HTTP suites against it."""
     install_project(session, "test")
     # The executable carries serve --http: the spec needs uvicorn and h11 to bundle.
     session.install(".[http]", "pyinstaller==6.22.3")
+    _own_pyinstaller_cache(session)
     session.run(
         "pyinstaller",
         "--noconfirm",
@@ -169,6 +176,7 @@ def mcpb(session: nox.Session) -> None:
         session.log(f"reusing {binary} (newer than src/)")
     else:
         session.install(".[http]", "pyinstaller==6.22.3")  # the bundle's executable serves --http too
+        _own_pyinstaller_cache(session)
         session.run(
             "pyinstaller",
             "--noconfirm",
