@@ -117,10 +117,16 @@ def test_a_flood_of_new_sessions_does_not_end_a_session_in_use(served: HttpServe
     assert flood.call(fresh[0])[0] == 404, "the oldest of the flood made way for it"
 
 
-def test_a_session_with_a_call_in_flight_outlives_1025_busy_sessions(launcher: Launcher, big_store: Path) -> None:
+def test_a_session_with_a_call_in_flight_outlives_1025_busy_sessions(
+    launcher: Launcher, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """Even sessions that all made requests never end one whose call is running; it is still cancellable."""
-    # No --call-timeout within reach: the call must still run when the flood is over, however long that takes.
-    server = start(launcher, big_store, ["--call-timeout", "3600"], {"MAGNOTIA_MCP_TOKEN": TOKEN})
+    # The call must still run when the flood of 2,050 requests is over. On big_store the scan lasts about as
+    # long as the flood on an idle machine (a CI run alone once got 404 for this session, most likely because
+    # its scan had ended first and the idle session was rightly ended), so this store is four times bigger.
+    # The test cancels the scan after the flood, so its length is not waited for. No --call-timeout either.
+    longer = build_big_store(tmp_path_factory.mktemp("longer") / "magnotia.db", 4 * ROWS, TEXT_CHARS)
+    server = start(launcher, longer, ["--call-timeout", "3600"], {"MAGNOTIA_MCP_TOKEN": TOKEN})
     try:
         legit = Wire(server)
         session = legit.initialize("2025-11-25")
