@@ -146,48 +146,59 @@ def cost_with_string(result: dict[str, Any], copies: int, key: str, inner: Parts
 
 
 class PageCost:
-    """answer_cost of results whose list under key holds the first k items of page, each item counted once.
+    """answer_cost of results whose list under key holds the first k items of page, each item encoded once.
 
     Exact: a list of k items in the text content is the empty list's ``[]`` opened onto lines of its
     own (``_OPENED``), the items' lines and k - 1 line separators; in structuredContent, the items'
-    compact JSON and k - 1 commas. Only the rest of the answer is encoded again for each k. A page
-    read in chunks is counted as it grows (``extend``), each item still once.
+    compact JSON and k - 1 commas. Each item is encoded once, when counted; a count of k items joins
+    their encodings and counts that in one pass (``parts`` adds up over concatenation, so this equals
+    counting each item: per-item counting cost more than the encoding itself). Only the rest of the
+    answer is encoded again for each k. A page read in chunks is counted as it grows (``extend``).
     """
 
     __slots__ = ("_compact", "_copies", "_key", "_text")
 
     def __init__(self, page: list[Any], key: str, copies: int) -> None:
         self._key, self._copies = key, copies
-        self._text, self._compact = [NO_PARTS], [NO_PARTS]
+        self._text: list[str] = []
+        self._compact: list[str] = []
         self.extend(page)
 
     @property
     def counted(self) -> int:
         """How many items have been counted."""
-        return len(self._text) - 1
+        return len(self._text)
 
     def extend(self, items: list[Any]) -> None:
         """Count items after those counted before."""
-        for item in items:
-            self._text.append(plus(self._text[-1], parts(item_line(item))))
-            if self._copies > 1:
-                self._compact.append(plus(self._compact[-1], parts(json_text(item))))
+        self._text += map(item_line, items)
+        if self._copies > 1:
+            self._compact += map(json_text, items)
+
+    def _items(self, k: int) -> tuple[Parts, Parts]:
+        """The first k items' counts, text and compact, with their k - 1 separators."""
+        text = parts(",\n".join(self._text[:k]))
+        return text, (parts(",".join(self._compact[:k])) if self._copies > 1 else NO_PARTS)
 
     def over(self, budget: int) -> bool:
-        """Whether the items counted so far cost more than budget by themselves."""
+        """Whether the items counted so far cost more than budget by themselves (separators not counted)."""
         k = self.counted
-        return tokens(self._text[k]) + (tokens(self._compact[k]) if self._copies > 1 else 0) > budget
+        text, compact = self._items(k)
+        if k > 1:
+            text, compact = plus(text, _LINE_SEPARATOR, 1 - k), plus(compact, _COMMA, 1 - k)
+        return tokens(text) + (tokens(compact) if self._copies > 1 else 0) > budget
 
     def __call__(self, result: dict[str, Any], k: int) -> int:
         frame = {**result, self._key: []}
         text = parts(result_text(frame))
+        items_text, items_compact = self._items(k) if k else (NO_PARTS, NO_PARTS)
         if k:
-            text = plus(plus(plus(text, _OPENED), self._text[k]), _LINE_SEPARATOR, k - 1)
+            text = plus(plus(text, _OPENED), items_text)
         if self._copies <= 1:
             return tokens(text)
         compact = parts(json_text(frame))
         if k:
-            compact = plus(plus(compact, self._compact[k]), _COMMA, k - 1)
+            compact = plus(compact, items_compact)
         return tokens(text) + tokens(compact)
 
 
@@ -272,14 +283,14 @@ def fit_page(
     full, cursor = len(page) if total is None else total, result.get("next_cursor")
     if not page:  # nothing to cut: what else the answer holds keeps within budget itself
         return result
-    if cost is not None:  # counted as the page was read: the whole answer's cost needs no encoding of it
-        cost.extend(page[cost.counted :])
-        if full == len(page) and cost(result, full) <= budget:
-            return result
-    elif full == len(page) and answer_cost(result, copies) <= budget:  # one encoding, no counting
-        return result
-    else:
+    # Each item encoded once, whether the page fits whole or the most that fit is searched for.
+    if cost is None:
         cost = PageCost(page, items, copies)
+    else:  # counted (in part) as the page was read
+        cost.extend(page[cost.counted :])
+    whole = cost(result, len(page))
+    if full == len(page) and whole <= budget:
+        return result
 
     def trial(k: int) -> dict[str, Any]:
         trimmed = {**result, items: page[:k]}
@@ -291,15 +302,21 @@ def fit_page(
             )
         return trimmed
 
-    lo, hi = 1, len(page)  # find the most items that fit; one always goes, shortened if need be
+    # Find the most items that fit; one always goes, shortened if need be. Items cost about alike, so the
+    # first probes go where the page's cost puts the boundary: most pages take two trials, not log2(n).
+    guess = len(page) * budget // max(whole, 1)
+    probes, lo, hi = [guess, guess + 1, guess - 1], 1, len(page)
+    fits: dict[int, bool] = {}
     while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if cost(trial(mid), mid) <= budget:
+        ahead = [p for p in probes if lo < p <= hi]
+        mid, probes = (ahead[0], ahead[1:]) if ahead else ((lo + hi + 1) // 2, [])
+        fits[mid] = cost(trial(mid), mid) <= budget
+        if fits[mid]:
             lo = mid
         else:
             hi = mid - 1
     out = trial(lo)
-    if cost(out, lo) > budget:
+    if not fits.get(lo, False) and cost(out, lo) > budget:
         out[items] = [dict(page[0])]
         squeeze(out, lambda r: answer_cost(r, copies) <= budget, ITEM_STRINGS, ITEM_LISTS)
         out["note"] = (out.get("note", "") + f" Long text in the first {what[:-1]} was shortened to fit.").strip()

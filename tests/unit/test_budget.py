@@ -7,16 +7,25 @@ from typing import Any
 import pytest
 
 from magnotia_mcp.budget import (
+    NO_PARTS,
     PageCost,
     answer_cost,
     clip,
     cost_with_string,
     estimate,
+    fit_page,
+    json_text,
+    parts,
+    plus,
     prefix_within,
     squeeze,
     string_cost,
     string_parts,
 )
+from magnotia_mcp.budget import (
+    tokens as token_count,
+)
+from magnotia_mcp.text import item_line
 
 FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466"  # 4 emoji joined by 3 ZWJ
 
@@ -118,3 +127,58 @@ def test_prefix_within_answers_the_same_with_the_text_already_counted(length: in
     text = _mixed(length, length)
     for tokens in (0, 1, 50, 700, 3000, 12000, 40000):
         assert prefix_within(text, tokens, string_parts(text)) == prefix_within(text, tokens)
+
+
+@pytest.mark.parametrize("copies", [1, 2])
+def test_a_page_counted_in_chunks_costs_what_it_costs_counted_at_once(copies: int) -> None:
+    page: list[dict[str, Any]] = [{"id": _mixed(i, 7), "title": _mixed(i * 3, 2 + i * 40)} for i in range(9)]
+    whole, chunked = PageCost(page, "items", copies), PageCost([], "items", copies)
+    for start, stop in ((0, 1), (1, 4), (4, 4), (4, 9)):
+        chunked.extend(page[start:stop])
+        assert chunked.counted == stop
+    for k in range(len(page) + 1):
+        result = {"items": page[:k], "next_cursor": None}
+        assert whole(result, k) == chunked(result, k) == answer_cost(result, copies)
+    # over() weighs the items by themselves, each line and compact form counted apart, no separators.
+    text, compact = NO_PARTS, NO_PARTS
+    for item in page:
+        text, compact = plus(text, parts(item_line(item))), plus(compact, parts(json_text(item)))
+    own = token_count(text) + (token_count(compact) if copies > 1 else 0)
+    assert not chunked.over(own)
+    assert chunked.over(own - 1)
+
+
+def _cursor_after(item: dict[str, Any]) -> str:
+    return "c-" + str(item["id"])
+
+
+@pytest.mark.parametrize("copies", [1, 2])
+@pytest.mark.parametrize("shape", ["alike", "growing", "one-large-first", "one-large-last"])
+def test_fit_page_keeps_the_most_items_that_fit(copies: int, shape: str) -> None:
+    """The page kept is the longest prefix whose answer (with its note and cursor) fits: no fewer, no more."""
+    sizes = {
+        "alike": [200] * 30,
+        "growing": [20 * i for i in range(1, 31)],
+        "one-large-first": [900] + [100] * 29,
+        "one-large-last": [100] * 29 + [900],
+    }[shape]
+    page = [{"id": i, "title": _mixed(i, n)} for i, n in enumerate(sizes)]
+    checked, whole = 0, answer_cost({"items": page, "next_cursor": None}, copies)
+    for budget in (whole // 10, whole // 3, whole // 2, whole * 4 // 5, whole + 50):
+        out = fit_page({"items": list(page), "next_cursor": None}, "items", budget, copies, _cursor_after, "items")
+        k = len(out["items"])
+        if k == len(page):
+            assert answer_cost(out, copies) <= budget
+            continue
+        assert out["next_cursor"] == _cursor_after(page[k - 1])
+        if out["items"] != page[:k]:  # one item, shortened to fit
+            assert k == 1
+            continue
+        assert answer_cost(out, copies) <= budget
+        # One item more, with the note and cursor it would carry, would not fit.
+        more = fit_page({"items": page[: k + 1], "next_cursor": None}, "items", budget, copies, _cursor_after, "items")
+        longer = {**more, "items": page[: k + 1], "next_cursor": _cursor_after(page[k])}
+        longer["note"] = out["note"].replace(f"Only {k} of", f"Only {k + 1} of")
+        assert answer_cost(longer, copies) > budget
+        checked += 1
+    assert checked >= 2
