@@ -176,8 +176,7 @@ def test_fit_page_keeps_the_most_items_that_fit(copies: int, shape: str) -> None
             continue
         assert answer_cost(out, copies) <= budget
         # One item more, with the note and cursor it would carry, would not fit.
-        more = fit_page({"items": page[: k + 1], "next_cursor": None}, "items", budget, copies, _cursor_after, "items")
-        longer = {**more, "items": page[: k + 1], "next_cursor": _cursor_after(page[k])}
+        longer = {**out, "items": page[: k + 1], "next_cursor": _cursor_after(page[k])}
         longer["note"] = out["note"].replace(f"Only {k} of", f"Only {k + 1} of")
         assert answer_cost(longer, copies) > budget
         checked += 1
