@@ -38,14 +38,13 @@ async def shape(
 ) -> list[dict[str, Any]]:
     """The hits for ranked candidates; said: a speaker's segments by transcript, when only they count.
 
-    enough(hits so far), asked between batches, stops the shaping early (the hits are then a prefix).
+    enough(hits so far), asked after each hit, stops the shaping early (the hits are then a prefix):
+    a budget often holds fewer hits than a batch, and a hit costs more to shape than to count.
     """
     hits: list[dict[str, Any]] = []
     # Texts and segments are read a few hits at a time: the whole text of 50 long
     # meetings at once would set the server's peak memory.
     for start in range(0, len(ranked), HIT_BATCH):
-        if start and enough is not None and enough(hits):
-            break
         batch = ranked[start : start + HIT_BATCH]
         if said is None:
             texts = await rows.texts(db, [c.rid for c in batch])
@@ -53,18 +52,19 @@ async def shape(
             long = {rid for rid, r in texts.items() if r["raw_text"] is None}
             segs = await rows.segments(db, [c.id for c in batch if c.rid not in long])
         for c in batch:
-            columns: list[str | None]
             if said is not None:
                 segments = said[c.id]
-                columns = ["\n".join(s["text"] for s in segments)]
+                spoken: list[str | None] = ["\n".join(s["text"] for s in segments)]
+                hit = _shaped(matcher, c, *_matched_and_snippet(matcher, c, spoken), segments)
             elif c.rid in long:
-                hits.append(await _long_hit(db, matcher, c))
-                continue
+                hit = await _long_hit(db, matcher, c)
             else:
                 row = texts.get(c.rid)
                 columns = [c.title, row["raw_text"] if row else None, row["formatted_text"] if row else None]
-                segments = segs.get(c.id, [])
-            hits.append(_shaped(matcher, c, *_matched_and_snippet(matcher, c, columns), segments))
+                hit = _shaped(matcher, c, *_matched_and_snippet(matcher, c, columns), segs.get(c.id, []))
+            hits.append(hit)
+            if enough is not None and enough(hits):
+                return hits
     return hits
 
 

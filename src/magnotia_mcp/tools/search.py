@@ -6,7 +6,7 @@ from typing import Any
 
 from magnotia_mcp.args import cursors
 from magnotia_mcp.args.checks import time_range
-from magnotia_mcp.budget import answer_cost, fit_page
+from magnotia_mcp.budget import PageCost, answer_cost, fit_page
 from magnotia_mcp.errors import InvalidArguments
 from magnotia_mcp.tools import hints, schema
 from magnotia_mcp.tools.base import Tool, ToolContext
@@ -34,10 +34,15 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
 
     budget = args["max_tokens"]
 
+    counted = PageCost([], "hits", ctx.copies)
+
     def enough(partial: dict[str, Any]) -> bool:
-        # The hits so far already make a bigger answer than the budget: no page can hold more
+        # The hits so far already cost more than the budget, by themselves: no page can hold more
         # of them (an answer only grows with its hits), so the rest are not shaped at all.
-        return bool(answer_cost(window.echoed(partial), ctx.copies) > budget)
+        # Asked after every hit: each hit is encoded once, as it comes, and fit_page reuses that.
+        shaped = partial["hits"]
+        counted.extend(shaped[counted.counted :])
+        return counted.over(budget)
 
     async with ctx.store.reader() as db:
         result, total = await search_page(
@@ -75,6 +80,7 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
         lambda hit: cursors.encode("search", (skip + answer["hits"].index(hit) + 1, limit)),
         "hits",
         total=total,
+        cost=counted,  # the hits, each encoded once as it was shaped
     )
 
 
