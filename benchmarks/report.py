@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import before_after
 from client import TOOLS, Json
 from measure import Sample, VariantResult
 from workload import search_group
@@ -395,6 +396,7 @@ def markdown(report: Json) -> str:
     lines += _phases(report)
     lines += _relevance(report.get("relevance"))
     lines += _http(report.get("http"))
+    lines += before_after.section(report)
     lines += ["", "## Targets", "", "| store | server | target | measured | status |", "|---|---|---|---|---|"]
     for s in report["sizes"]:
         for v in s["variants"]:
