@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+
+from client import Json
 
 BASELINE = Path(__file__).resolve().parent / "results" / "baseline-issue-20.json"
 SERVER = "console script"
-
-Json = dict[str, Any]
 
 
 def figures(report: Json) -> dict[str, dict[str, float | None]]:
