@@ -1,0 +1,160 @@
+"""A static embedding model: a token table, pooled by mean; Model2Vec's folder layout, read by hand.
+
+The folder holds ``tokenizer.json`` (Hugging Face tokenizers), ``model.safetensors`` (the
+table ``embeddings``, and for vocabulary-quantized models ``mapping`` from token to row and
+``weights`` per token) and ``config.json`` (``normalize``). A text's vector is the mean of its
+tokens' rows, each times its token's weight, then scaled to length 1.
+
+Why by hand and not with the ``model2vec`` package: its install brings huggingface-hub, hf-xet and an
+HTTP client (about 20 MB, and a network stack this server promises never to use); inference is a
+lookup and a mean. The safetensors file is read with ``numpy.memmap`` rather than loaded: a
+multilingual table is hundreds of megabytes, and only the rows of tokens actually seen are paged in.
+tests/unit/semantic checks the vectors against the reference encoder shipped with the test model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import struct
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from tokenizers import Tokenizer
+
+FILES = ("config.json", "model.safetensors", "tokenizer.json")
+MAX_TOKENS = 512  # as Model2Vec truncates: a chunk is far shorter, a pasted query may not be
+_DTYPES = {"F32": np.float32, "F16": np.float16, "I8": np.int8, "I32": np.int32, "I64": np.int64}
+_HEADER_LIMIT = 100 * 1024 * 1024  # safetensors' own limit on the JSON header
+
+
+class ModelError(Exception):
+    """The folder is not a model this server can use: the message says what is wrong and what to do."""
+
+
+def _tensors(path: Path) -> dict[str, NDArray[Any]]:
+    """The tensors of a safetensors file, memory-mapped read-only (format: u64 header size, JSON header, data)."""
+    try:
+        with open(path, "rb") as f:
+            (size,) = struct.unpack("<Q", f.read(8))
+            if size > _HEADER_LIMIT:
+                raise ModelError(f"{path} is not a safetensors file (its header claims {size} bytes)")
+            header = json.loads(f.read(size))
+        total = path.stat().st_size
+    except (OSError, struct.error, ValueError) as exc:
+        raise ModelError(f"cannot read {path}: {exc}") from None
+    out: dict[str, NDArray[Any]] = {}
+    base = 8 + size
+    for name, spec in header.items():
+        if name == "__metadata__":
+            continue
+        dtype = _DTYPES.get(spec.get("dtype"))
+        if dtype is None:
+            raise ModelError(f"{path}: tensor {name} has dtype {spec.get('dtype')}, which is not supported")
+        start, end = spec["data_offsets"]
+        shape = tuple(spec["shape"])
+        if base + end > total or end - start != int(np.prod(shape)) * np.dtype(dtype).itemsize:
+            raise ModelError(f"{path}: tensor {name} does not fit the file; the download may be incomplete")
+        out[name] = np.memmap(path, dtype=dtype, mode="r", offset=base + start, shape=shape)
+    return out
+
+
+def _unknown_id(tokenizer: Any, path: Path) -> int | None:
+    """The unknown token's id: dropped before pooling, as Model2Vec does (it means nothing).
+
+    WordPiece, BPE and word-level models name it; a Unigram model's id is read from the file with a
+    regular expression, not by parsing it: the JSON of a 250k-token vocabulary costs ~90 MB as objects.
+    """
+    token = getattr(tokenizer.model, "unk_token", None)
+    if isinstance(token, str):
+        found = tokenizer.token_to_id(token)
+        return int(found) if found is not None else None
+    match = re.search(rb'"unk_id"\s*:\s*(\d+)', path.read_bytes())
+    return int(match.group(1)) if match else None
+
+
+def fingerprint(folder: Path) -> str:
+    """sha256 over the model's files: an index built with one model is never searched with another."""
+    digest = hashlib.sha256()
+    for name in FILES:
+        with open(folder / name, "rb") as f:
+            while chunk := f.read(1 << 20):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+class StaticModel:
+    """A loaded model: ``embed`` turns texts into unit vectors of ``dims`` floats."""
+
+    def __init__(
+        self,
+        folder: Path,
+        tokenizer: Any,
+        table: NDArray[Any],
+        mapping: NDArray[Any] | None,
+        weights: NDArray[Any] | None,
+        unknown: int | None,
+    ) -> None:
+        self.folder = folder
+        self.tokenizer = tokenizer
+        self.table = table
+        self.mapping = mapping
+        self.weights = weights
+        self.unknown = unknown
+        self.dims = int(table.shape[1])
+
+    @classmethod
+    def load(cls, folder: Path) -> StaticModel:
+        """Read the model in folder, or raise ModelError saying what is missing."""
+        missing = [name for name in FILES if not (folder / name).is_file()]
+        if missing:
+            raise ModelError(
+                f"{folder} is not a model folder: {', '.join(missing)} missing "
+                "(a Model2Vec model has config.json, model.safetensors and tokenizer.json)"
+            )
+        try:
+            tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+            unknown = _unknown_id(tokenizer, folder / "tokenizer.json")
+            # config.json's "normalize" is not read: every use here is cosine similarity, so rows are always scaled.
+            json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        except Exception as exc:  # tokenizers raises plain Exception for a bad file
+            raise ModelError(f"cannot read the tokenizer or config in {folder}: {exc}") from None
+        tokenizer.no_padding()
+        tokenizer.enable_truncation(MAX_TOKENS)
+        tensors = _tensors(folder / "model.safetensors")
+        table = tensors.get("embeddings")
+        if table is None or table.ndim != 2:
+            raise ModelError(f"{folder}/model.safetensors has no 2-D 'embeddings' table")
+        mapping, weights = tensors.get("mapping"), tensors.get("weights")
+        vocab = tokenizer.get_vocab_size()
+        if mapping is None and table.shape[0] < vocab:
+            raise ModelError(f"{folder}: the table has {table.shape[0]} rows for {vocab} tokens and no mapping")
+        if mapping is not None and (mapping.shape[0] < vocab or int(np.max(mapping)) >= table.shape[0]):
+            raise ModelError(f"{folder}: its token mapping does not fit the tokenizer and the table")
+        if weights is not None and weights.shape[0] < vocab:
+            raise ModelError(f"{folder}: it has {weights.shape[0]} token weights for {vocab} tokens")
+        return cls(folder, tokenizer, table, mapping, weights, unknown)
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """One unit-length row per text; a text with no known token gives a row of zeros (it matches nothing)."""
+        out = np.zeros((len(texts), self.dims), dtype=np.float32)
+        if not texts:
+            return out
+        encodings = self.tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)
+        for i, encoding in enumerate(encodings):
+            ids = np.asarray(encoding.ids, dtype=np.int64)
+            if self.unknown is not None:
+                ids = ids[ids != self.unknown]
+            if ids.size == 0:
+                continue
+            rows = self.table[ids if self.mapping is None else self.mapping[ids]].astype(np.float32)
+            if self.weights is not None:
+                rows *= self.weights[ids].astype(np.float32)[:, None]
+            out[i] = rows.mean(axis=0)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        np.divide(out, norms, out=out, where=norms > 0)
+        return out
