@@ -5,7 +5,7 @@
 * ``serve``: the server on stdin/stdout (also with no command), ``serve_http`` with ``--http``;
 * ``storesource``: the one store both transports serve (``--db``, the environment, or ``--demo``).
 
-doctor and install run from their own modules, imported only for their command. Start-up
+doctor, index and install run from their own modules, imported only for their command. Start-up
 failures become one line on stderr and an exit code; nothing here speaks JSON-RPC or SQL.
 """
 
@@ -36,6 +36,12 @@ def _doctor(args: argparse.Namespace) -> int:
     return run_doctor(args.db, demo=args.demo, as_json=args.json)
 
 
+def _index(args: argparse.Namespace) -> int:
+    from magnotia_mcp.cli.index import run_index
+
+    return run_index(args.db, model=args.model, drop=args.drop)
+
+
 def _edit(action: str) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
         from magnotia_mcp.install.command import Options, run
@@ -62,6 +68,7 @@ def _edit(action: str) -> Callable[[argparse.Namespace], int]:
 RUN: dict[str, Callable[[argparse.Namespace], int]] = {
     "serve": _serve,
     "doctor": _doctor,
+    "index": _index,
     "install": _edit("install"),
     "uninstall": _edit("uninstall"),
 }

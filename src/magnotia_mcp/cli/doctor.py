@@ -104,6 +104,32 @@ def http_token() -> dict[str, Any]:
     return {"env": TOKEN_ENV_VAR, "file": str(saved_token_path()), **found}
 
 
+def semantic_index(store: Path, live: int | None) -> dict[str, Any]:
+    """The state of the store's semantic index (magnotia-mcp index) and whether the extra that uses it is installed."""
+    import importlib.util
+
+    from magnotia_mcp.search.semantic.indexfile import state
+
+    extra = all(importlib.util.find_spec(name) is not None for name in ("numpy", "tokenizers"))
+    return {**state(store, live), "extra_installed": extra}
+
+
+def semantic_line(index: dict[str, Any]) -> str:
+    if index["state"] == "absent":
+        return "none; search finds by words (magnotia-mcp index builds one: docs/search.md)"
+    if index["state"] == "unusable":
+        return f"PROBLEM: {index['why']} ({index['path']}); search finds by words until then"
+    covered = f"{index['transcripts']} of {index['of']} transcripts" if index["of"] is not None else "?"
+    line = f"{index['state']}, {covered}, {index['chunks']} chunks, model {index['model_path']}, in {index['path']}"
+    if index["state"] == "partial":
+        line += "; run magnotia-mcp index to finish it"
+    if not index["extra_installed"]:
+        line += (
+            "; PROBLEM: the semantic extra is not installed, so search ignores it: pip install 'magnotia-mcp[semantic]'"
+        )
+    return line
+
+
 def run_doctor(db_flag: str | None, *, demo: bool = False, as_json: bool = False) -> int:
     out = sys.stdout
     if demo:
@@ -122,6 +148,7 @@ def run_doctor(db_flag: str | None, *, demo: bool = False, as_json: bool = False
         report["store"].update(ok=False, problem=exc.message)
     else:
         report["store"].update(ok=True, **facts)
+    report["semantic_index"] = semantic_index(path, facts["transcripts"] if report["store"]["ok"] else None)
     hosts = configured_hosts()
     report["hosts"] = hosts
     missing = [h for h in hosts if h.get("command_found") is False]
@@ -146,6 +173,7 @@ def run_doctor(db_flag: str | None, *, demo: bool = False, as_json: bool = False
         fts = "present" if facts["full_text_index"] else "absent (older app version): search scans the text"
         print(f"  full-text index: {fts}", file=out)
         print("  ready.", file=out)
+    print(f"  semantic index: {semantic_line(report['semantic_index'])}", file=out)
     print("\nhosts configured to start this server:", file=out)
     if not hosts:
         print("  none yet (magnotia-mcp install HOST adds it)", file=out)

@@ -17,12 +17,16 @@ from typing import Any, NoReturn
 
 from magnotia_mcp import __version__, log
 
-SERVE, DOCTOR, INSTALL, UNINSTALL = "serve", "doctor", "install", "uninstall"
-EVERY = (SERVE, DOCTOR, INSTALL, UNINSTALL)
+SERVE, DOCTOR, INDEX, INSTALL, UNINSTALL = "serve", "doctor", "index", "install", "uninstall"
+EVERY = (SERVE, DOCTOR, INDEX, INSTALL, UNINSTALL)
 # install and uninstall take the same options, so that an install line becomes its uninstall by one word.
 EDITING = (INSTALL, UNINSTALL)
 INSTALL_ONLY = "install's; uninstall accepts it and has no use for it"
 HTTP_GROUP = "serve --http (opt-in)"
+MODEL_HELP = (
+    "embed with the Model2Vec model in folder DIR (config.json, model.safetensors, tokenizer.json); default: "
+    "the model the index was last built with"
+)
 
 
 class Option:
@@ -177,6 +181,10 @@ OPTIONS: tuple[Option, ...] = (
         group=HTTP_GROUP,
     ),
     Option("--json", (DOCTOR,), False, "print one JSON object instead of text", action="store_true"),
+    Option("--model", (INDEX,), None, MODEL_HELP, metavar="DIR"),
+    Option(
+        "--drop", (INDEX,), False, "remove the store's semantic index (search goes by words only)", action="store_true"
+    ),
     Option(
         "--channel",
         EDITING,
@@ -264,7 +272,7 @@ def build_parser(*, described: bool = False) -> argparse.ArgumentParser:
     usage = "\n       ".join(
         [
             "magnotia-mcp " + " ".join(o.synopsis() for o in OPTIONS if SERVE in o.commands and o.group is None),
-            *(synopsis(command) for command in (SERVE, DOCTOR, INSTALL)),
+            *(synopsis(command) for command in (SERVE, DOCTOR, INDEX, INSTALL)),
             "magnotia-mcp COMMAND --help | --version",
         ]
     )

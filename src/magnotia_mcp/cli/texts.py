@@ -61,6 +61,14 @@ COMMANDS = {
         "serve --http would use, and print the configuration to add this server to each host.\n"
         "Changes nothing. Exit 1 if anything is wrong.",
     ),
+    "index": (
+        "build or update the semantic index that lets search find by meaning (opt-in)",
+        "Build the store's semantic index, or bring it up to date (new, edited, trashed and purged\n"
+        "transcripts), so that search_transcripts also finds by meaning, in any language the model knows.\n"
+        "Needs pip install 'magnotia-mcp[semantic]' and a model folder (--model DIR). The index is a file\n"
+        "of this server's in your cache folder, never beside or inside the store, which is only read.\n"
+        "Interrupted, it keeps what it finished: run it again to go on. --drop removes the index.",
+    ),
     "install": (
         "add this server to HOST's own config file (Claude Code: `claude mcp add`)",
         "Add this server to HOST's own config file: parsed, the entry merged, the old file kept as .bak\n"
@@ -94,6 +102,16 @@ examples:
 EPILOGS = {
     "serve": f"{STORE_LOOKUP}\n{TIME_ZONE}\nLogs go to stderr; stdout carries only MCP messages.\n",
     "doctor": f"{STORE_LOOKUP}\n--json prints the same facts as one object, for scripts.\n",
+    "index": f"""{STORE_LOOKUP}
+the index lives in $MAGNOTIA_MCP_CACHE_DIR/index, else the user cache folder
+  (Linux ~/.cache/com.magnotia.mcp/index, macOS ~/Library/Caches/com.magnotia.mcp/index,
+  Windows %LOCALAPPDATA%\\com.magnotia.mcp\\Cache\\index); doctor shows its state.
+
+examples:
+  magnotia-mcp index --model ~/models/potion-multilingual-128M   build it (progress on stderr)
+  magnotia-mcp index                  update it with the model it was built with
+  magnotia-mcp index --drop           remove it
+""",
     "install": _EDITING_EPILOG,
     "uninstall": _EDITING_EPILOG,
 }

@@ -1,0 +1,117 @@
+"""``magnotia-mcp index``: build, update or drop the store's semantic index (the ``semantic`` extra).
+
+Progress goes to stderr (a bar redrawn in place on a terminal, a line per tenth otherwise); the
+summary goes to stdout. Exit 0 when the index is complete, 1 on an error that says what to do,
+130 when interrupted (what was finished is kept: run it again to go on).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from magnotia_mcp.errors import StoreError
+from magnotia_mcp.paths import resolve_db_path
+
+EXTRA = "pip install 'magnotia-mcp[semantic]'"
+
+
+class Bar:
+    """A progress bar on stream: redrawn in place on a terminal, one line per tenth of the work elsewhere."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.shown = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        if total == 0:
+            return
+        if self.tty:
+            filled = 30 * done // total
+            self.stream.write(f"\rindexing [{'#' * filled}{'.' * (30 - filled)}] {done}/{total} transcripts")
+            if done == total:
+                self.stream.write("\n")
+        else:
+            tenth = 10 * done // total
+            if tenth == self.shown:
+                return
+            self.shown = tenth
+            self.stream.write(f"indexing: {done}/{total} transcripts\n")
+        self.stream.flush()
+
+
+def _fail(message: str) -> int:
+    print(f"magnotia-mcp index: {message}", file=sys.stderr)
+    return 1
+
+
+def run_index(db: str | None, *, model: str | None, drop: bool) -> int:
+    store, _ = resolve_db_path(db)
+    from magnotia_mcp.search.semantic import indexfile
+
+    if drop:
+        where = indexfile.location(store)
+        if indexfile.remove(store):
+            print(f"removed the semantic index of {store} ({where}); search finds by words only")
+        else:
+            print(f"{store} has no semantic index (none at {where}); nothing to remove")
+        return 0
+    try:
+        import numpy  # noqa: F401
+        import tokenizers  # noqa: F401
+    except ImportError as exc:
+        return _fail(f"the semantic index needs the semantic extra ({exc.name} is missing): {EXTRA}")
+    from magnotia_mcp.search.semantic.build import update
+    from magnotia_mcp.search.semantic.model import ModelError, StaticModel, fingerprint
+
+    folder = _model_folder(store, model)
+    if folder is None:
+        return _fail(
+            "which model? pass --model DIR, a Model2Vec model folder (config.json, model.safetensors, "
+            "tokenizer.json), e.g. minishlab/potion-multilingual-128M downloaded by hand; docs/search.md says how"
+        )
+    try:
+        loaded = StaticModel.load(folder)
+        meta = {
+            "model_name": folder.name,
+            "model_path": str(folder),
+            "model_sha256": fingerprint(folder),
+            "dims": str(loaded.dims),
+        }
+    except (ModelError, OSError) as exc:
+        return _fail(str(exc))
+    print(f"indexing {store} with the model {folder} into {indexfile.location(store)}", file=sys.stderr)
+    try:
+        report = update(store, loaded, meta, Bar(sys.stderr))
+    except StoreError as exc:
+        return _fail(str(exc))
+    except KeyboardInterrupt:
+        print("\ninterrupted: what was finished is kept; run `magnotia-mcp index` again to go on", file=sys.stderr)
+        return 130
+    if report.rebuilt:
+        print(f"started afresh: {report.rebuilt}")
+    print(
+        f"semantic index of {store}: {report.live} transcripts ({report.embedded} embedded, {report.kept} "
+        f"already up to date, {report.removed} removed as trashed or deleted), {report.chunks} chunks in "
+        f"{report.seconds:.1f} s"
+    )
+    return 0
+
+
+def _model_folder(store: Path, given: str | None) -> Path | None:
+    """--model's folder, else the one the existing index was built with."""
+    if given:
+        return Path(given).expanduser().absolute()
+    from magnotia_mcp.search.semantic import indexfile
+
+    try:
+        found = indexfile.open_existing(store)
+    except indexfile.Unusable:
+        return None
+    if found is None:
+        return None
+    conn, meta = found
+    conn.close()
+    return Path(meta["model_path"]) if meta.get("model_path") else None

@@ -1,0 +1,174 @@
+"""Bring a store's semantic index up to date: embed what is new or edited, forget what was trashed or purged.
+
+Each transcript is compared by a *stamp* (its ``updated_at`` and the sizes of what is embedded),
+read in the same snapshot as its text, so an edit made while indexing is seen next time. Work is
+committed a batch of transcripts at a time, newest first: an interrupted run keeps every batch it
+finished, and the next run goes on from there. A transcript in the trash is never embedded, and
+one moved to the trash since the last run loses its vectors here.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from magnotia_mcp.search.semantic import indexfile
+from magnotia_mcp.search.semantic.chunks import Segment, chunks
+from magnotia_mcp.search.semantic.model import StaticModel
+from magnotia_mcp.store.opening import open_readonly
+
+BATCH = 16  # transcripts per transaction: a meeting is ~100 chunks; an interrupt loses at most one batch
+
+# Everything the embedded text depends on: an edit changes updated_at, and a change that did not moves a size.
+_STAMP = """
+    coalesce(t.updated_at, '') || '|' || length(coalesce(t.title, '')) || '|' || length(coalesce(t.raw_text, ''))
+    || '|' || coalesce(length(t.formatted_text), -1) || '|'
+    || (SELECT count(*) || ':' || coalesce(sum(length(s.text)), 0) FROM segments s WHERE s.transcript_id = t.id)
+"""
+_LIVE = f"SELECT t.id, {_STAMP}, coalesce(t.created_at, '') FROM transcripts t WHERE t.deleted_at IS NULL"
+
+
+@dataclass
+class Report:
+    """What one run did, for the command's last line and for doctor."""
+
+    rebuilt: str | None = None  # why the index was started afresh, if it was
+    live: int = 0
+    embedded: int = 0
+    removed: int = 0
+    chunks: int = 0
+    seconds: float = 0.0
+    interrupted: bool = False
+    kept: int = field(default=0)  # transcripts already up to date
+
+
+def quantized(vectors: NDArray[np.float32]) -> Iterator[tuple[float, bytes]]:
+    """Each unit row as (scale, int8 bytes): row ≈ scale * int8."""
+    peaks = np.abs(vectors).max(axis=1)
+    for row, peak in zip(vectors, peaks, strict=True):
+        scale = float(peak) / 127.0 if peak > 0 else 1.0
+        yield scale, np.round(row / scale).astype(np.int8).tobytes()
+
+
+def _open_index(store: Path, meta: dict[str, str], report: Report) -> sqlite3.Connection:
+    try:
+        found = indexfile.open_existing(store, readonly=False)
+    except indexfile.Unusable as exc:
+        report.rebuilt = f"the old index could not be trusted: {exc}"
+        return indexfile.create(store, meta)
+    if found is None:
+        return indexfile.create(store, meta)
+    conn, old = found
+    if old.get("model_sha256") != meta["model_sha256"]:
+        conn.close()
+        report.rebuilt = f"it was built with another model ({old.get('model_name', '?')})"
+        return indexfile.create(store, meta)
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'model_path'", (meta["model_path"],))
+    return conn
+
+
+def _contents(store: sqlite3.Connection, ids: Sequence[str]) -> list[tuple[str, str, str, str, str, list[Segment]]]:
+    """(id, stamp, created_at, title, text, segments) of the batch's live transcripts, in one snapshot."""
+    marks = ",".join("?" * len(ids))
+    store.execute("BEGIN")
+    try:
+        rows = store.execute(
+            f"SELECT t.id, {_STAMP}, coalesce(t.created_at, ''), coalesce(t.title, ''),"
+            " coalesce(nullif(t.formatted_text, ''), t.raw_text, '')"
+            f" FROM transcripts t WHERE t.deleted_at IS NULL AND t.id IN ({marks})",
+            list(ids),
+        ).fetchall()
+        said: dict[str, list[Segment]] = {}
+        for tid, seq, start, end, speaker, text in store.execute(
+            "SELECT transcript_id, seq, start_ms, end_ms, speaker, text FROM segments"
+            f" WHERE transcript_id IN ({marks}) ORDER BY transcript_id, seq",
+            list(ids),
+        ):
+            said.setdefault(tid, []).append(Segment(seq, start or 0, end or 0, speaker, text or ""))
+    finally:
+        store.execute("COMMIT")
+    return [(r[0], r[1], r[2], r[3], r[4], said.get(r[0], [])) for r in rows]
+
+
+def update(
+    store: Path,
+    model: StaticModel,
+    meta: dict[str, str],
+    progress: Callable[[int, int], None] | None = None,
+) -> Report:
+    """Bring the index of store up to date with it, embedding with model; meta names the model (name, path, sha256).
+
+    Raises StoreError when the store cannot be read; KeyboardInterrupt keeps what was committed.
+    """
+    started = time.monotonic()
+    report = Report()
+    source, _ = open_readonly(store)
+    index = _open_index(store, meta, report)
+    try:
+        live = {row[0]: (row[1], row[2]) for row in source.execute(_LIVE)}
+        report.live = len(live)
+        indexed = dict(index.execute("SELECT id, stamp FROM docs").fetchall())
+        gone = [doc for doc in indexed if doc not in live]
+        todo = sorted((doc for doc, (stamp, _) in live.items() if indexed.get(doc) != stamp), key=lambda d: live[d][1])
+        todo.reverse()  # newest first: what a user asks about most is indexed first
+        report.kept = len(live) - len(todo)
+        index.execute("BEGIN")
+        index.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('complete', '0')")
+        for i in range(0, len(gone), 500):
+            marks = ",".join("?" * len(gone[i : i + 500]))
+            index.execute(f"DELETE FROM chunks WHERE doc IN ({marks})", gone[i : i + 500])
+            index.execute(f"DELETE FROM docs WHERE id IN ({marks})", gone[i : i + 500])
+        index.execute("COMMIT")
+        report.removed = len(gone)
+        shown = progress or (lambda _done, _total: None)
+        shown(0, len(todo))
+        try:
+            for i in range(0, len(todo), BATCH):
+                report.chunks += _embed_batch(source, index, model, todo[i : i + BATCH])
+                report.embedded = min(i + BATCH, len(todo))
+                shown(report.embedded, len(todo))
+        except KeyboardInterrupt:
+            report.interrupted = True
+            if index.in_transaction:
+                index.execute("ROLLBACK")
+            raise
+        index.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('complete', '1')")
+        index.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('built_at', ?)",
+            (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),),
+        )
+    finally:
+        report.seconds = time.monotonic() - started
+        index.close()
+        source.close()
+    return report
+
+
+def _embed_batch(source: sqlite3.Connection, index: sqlite3.Connection, model: StaticModel, ids: list[str]) -> int:
+    """Embed one batch of transcripts and replace their chunks, in one transaction; the number of chunks."""
+    found = _contents(source, ids)
+    pieces = [(tid, piece) for tid, _, _, title, text, segs in found for piece in chunks(title, text, segs)]
+    vectors = model.embed([piece.text for _, piece in pieces])
+    index.execute("BEGIN")
+    marks = ",".join("?" * len(ids))
+    index.execute(f"DELETE FROM chunks WHERE doc IN ({marks})", ids)
+    index.execute(f"DELETE FROM docs WHERE id IN ({marks})", ids)
+    index.executemany(
+        "INSERT INTO docs (id, stamp, created_at) VALUES (?, ?, ?)", [(tid, stamp, at) for tid, stamp, at, *_ in found]
+    )
+    index.executemany(
+        "INSERT INTO chunks (doc, kind, first_seq, last_seq, start_ms, end_ms, speaker, scale, vector)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (tid, p.kind, p.first_seq, p.last_seq, p.start_ms, p.end_ms, p.speaker, scale, blob)
+            for (tid, p), (scale, blob) in zip(pieces, quantized(vectors), strict=True)
+        ],
+    )
+    index.execute("COMMIT")
+    return len(pieces)

@@ -1,0 +1,169 @@
+"""The semantic index: one SQLite file of our own per store, in the user's cache folder, never beside the store.
+
+Its name is a hash of the store's absolute path. Before it is trusted it must be a SQLite file
+that passes ``quick_check``, carry our application id and format, and name the same store; a
+file that fails any of these is *unusable*: ``index`` removes and rebuilds it, a search ignores it
+and says to run ``magnotia-mcp index``. Vectors are stored as int8 with one scale per row (a
+quarter of float32's size; cosine order barely moves).
+
+Tables: ``meta`` (key, value), ``docs`` (one row per indexed transcript: its id and the stamp of
+the content that was embedded), ``chunks`` (one row per embedded piece: times, speaker, vector).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+FORMAT = "1"
+APPLICATION_ID = 0x4D474E58  # "MGNX": what PRAGMA application_id holds in every index file this server writes
+CACHE_ENV = "MAGNOTIA_MCP_CACHE_DIR"  # where index files go instead of the platform's cache folder
+
+SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE docs (id TEXT PRIMARY KEY, stamp TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE chunks (
+    id INTEGER PRIMARY KEY,
+    doc TEXT NOT NULL REFERENCES docs (id) ON DELETE CASCADE,
+    kind INTEGER NOT NULL,
+    first_seq INTEGER, last_seq INTEGER, start_ms INTEGER, end_ms INTEGER, speaker TEXT,
+    scale REAL NOT NULL,
+    vector BLOB NOT NULL
+);
+CREATE INDEX chunks_by_doc ON chunks (doc);
+"""
+
+
+CHUNK_COLUMNS = "doc, kind, first_seq, last_seq, start_ms, end_ms, speaker, scale, vector"
+
+
+class Unusable(Exception):
+    """The index file cannot be trusted (corrupt, foreign, another store's or format): the message says why."""
+
+
+def cache_folder() -> Path:
+    """Where index files live: $MAGNOTIA_MCP_CACHE_DIR, else the platform's user cache folder for this server."""
+    chosen = os.environ.get(CACHE_ENV, "").strip()
+    if chosen:
+        return Path(chosen).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("com.magnotia.mcp", appauthor=False))
+
+
+def store_key(store: Path) -> str:
+    return str(Path(os.path.abspath(store)))
+
+
+def location(store: Path) -> Path:
+    """The index file of the store at this path (which need not exist yet)."""
+    digest = hashlib.sha256(store_key(store).encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    return cache_folder() / "index" / f"{digest}.sqlite3"
+
+
+def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
+    uri = path.resolve().as_uri() + ("?mode=ro" if readonly else "?mode=rwc")
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False, timeout=5.0)
+    conn.execute("PRAGMA trusted_schema = OFF")
+    return conn
+
+
+def _checked(conn: sqlite3.Connection, store: Path) -> dict[str, str]:
+    """The meta of a trustworthy index file, or Unusable saying what is wrong with it."""
+    try:
+        (app,) = conn.execute("PRAGMA application_id").fetchone()
+        if app != APPLICATION_ID:
+            raise Unusable("it is not a magnotia-mcp index (another program's file)")
+        (check,) = conn.execute("PRAGMA quick_check").fetchone()
+        if check != "ok":
+            raise Unusable(f"it is damaged ({check})")
+        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        conn.execute(f"SELECT {CHUNK_COLUMNS} FROM chunks LIMIT 0")  # the tables this format has
+        conn.execute("SELECT id, stamp, created_at FROM docs LIMIT 0")
+    except sqlite3.Error as exc:
+        raise Unusable(f"it is not a readable index ({exc})") from None
+    if meta.get("format") != FORMAT:
+        raise Unusable(f"it has format {meta.get('format')!r}, this magnotia-mcp writes {FORMAT!r}")
+    if meta.get("store") != store_key(store):
+        raise Unusable(f"it indexes another store ({meta.get('store')!r})")
+    return meta
+
+
+def open_existing(store: Path, *, readonly: bool = True) -> tuple[sqlite3.Connection, dict[str, str]] | None:
+    """The store's index and its meta; None when there is none. Raises Unusable for a file not to trust."""
+    path = location(store)
+    if not path.is_file():
+        return None
+    try:
+        conn = _connect(path, readonly=readonly)
+    except sqlite3.Error as exc:
+        raise Unusable(f"it cannot be opened ({exc})") from None
+    try:
+        return conn, _checked(conn, store)
+    except Unusable:
+        conn.close()
+        raise
+
+
+def create(store: Path, meta: dict[str, str]) -> sqlite3.Connection:
+    """A new, empty index for the store (any file in its place is removed first)."""
+    path = location(store)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    remove(store)
+    # Created private before SQLite opens it (its -wal and -shm take the same mode): vectors tell what was said.
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    conn = _connect(path, readonly=False)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.executescript("BEGIN;" + SCHEMA + "COMMIT;")
+    rows = {**meta, "format": FORMAT, "store": store_key(store)}
+    conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", sorted(rows.items()))
+    return conn
+
+
+def remove(store: Path) -> bool:
+    """Remove the store's index file and its -wal and -shm; True when there was one."""
+    path = location(store)
+    found = False
+    for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
+        try:
+            name.unlink()
+        except FileNotFoundError:
+            continue
+        found = found or name == path
+    return found
+
+
+def state(store: Path, live: int | None) -> dict[str, Any]:
+    """What doctor shows: where the index is, whether it can be used, and how much of the store it covers.
+
+    live: how many transcripts (not in the trash) the store holds, when it could be read.
+    """
+    path = location(store)
+    out: dict[str, Any] = {"path": str(path)}
+    try:
+        found = open_existing(store)
+    except Unusable as exc:
+        return {**out, "state": "unusable", "why": f"{exc}; run `magnotia-mcp index` to rebuild it"}
+    if found is None:
+        return {**out, "state": "absent"}
+    conn, meta = found
+    try:
+        (docs,) = conn.execute("SELECT count(*) FROM docs").fetchone()
+        (pieces,) = conn.execute("SELECT count(*) FROM chunks").fetchone()
+    finally:
+        conn.close()
+    complete = live is not None and docs >= live and meta.get("complete") == "1"
+    return {
+        **out,
+        "state": "ready" if complete else "partial",
+        "transcripts": docs,
+        "of": live,
+        "chunks": pieces,
+        "model": meta.get("model_name", ""),
+        "model_path": meta.get("model_path", ""),
+        "bytes": sum(os.path.getsize(p) for p in (path, Path(f"{path}-wal")) if os.path.exists(p)),
+    }

@@ -1,0 +1,204 @@
+"""`magnotia-mcp index`: builds, updates, resumes, rebuilds what it cannot trust, and never touches the store."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from devkit.storefactory import ts
+from magnotia_mcp.search.semantic import indexfile
+from magnotia_mcp.search.semantic.build import update
+from magnotia_mcp.search.semantic.model import StaticModel, fingerprint
+from tests.semantic import stores
+from tests.semantic.conftest import Index, run_cli
+
+
+def folder_state(folder: Path) -> dict[str, tuple[int, str]]:
+    return {
+        p.name: (p.stat().st_mtime_ns, hashlib.sha256(p.read_bytes()).hexdigest()) for p in sorted(folder.iterdir())
+    }
+
+
+def indexed(db: Path) -> dict[str, int]:
+    """Chunks per transcript in the store's index."""
+    conn = sqlite3.connect(indexfile.location(db))
+    try:
+        return dict(conn.execute("SELECT doc, count(*) FROM chunks GROUP BY doc").fetchall())
+    finally:
+        conn.close()
+
+
+def test_build_then_update_leaves_the_store_folder_as_it_was(
+    index: Index, model_dir: Path, cache: Path, tmp_path: Path
+) -> None:
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    before = folder_state(db.parent)
+    done = index(db, "--model", str(model_dir))
+    assert done.returncode == 0, done.stderr
+    assert "5 transcripts (5 embedded, 0 already up to date, 0 removed" in done.stdout
+    assert "indexing: 5/5 transcripts" in done.stderr  # the progress, on stderr
+    assert folder_state(db.parent) == before  # nothing written beside or into the store
+    where = indexfile.location(db)
+    assert where.is_relative_to(cache)
+    assert not where.is_relative_to(db.parent)
+    assert stat.S_IMODE(where.stat().st_mode) == 0o600  # vectors tell what was said
+    chunks = indexed(db)
+    assert set(chunks) == {stores.BUDGET, stores.LEAD, stores.BUDGET_PT, stores.LEAD_DE, stores.EXPORT}
+    assert stores.TRASHED not in chunks  # the trash is never embedded
+    again = index(db)  # the model it was built with, remembered
+    assert again.returncode == 0, again.stderr
+    assert "(0 embedded, 5 already up to date, 0 removed" in again.stdout
+    assert folder_state(db.parent) == before
+
+
+def test_new_edited_trashed_and_purged_transcripts_are_followed(index: Index, model_dir: Path, tmp_path: Path) -> None:
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    assert index(db, "--model", str(model_dir)).returncode == 0
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute(
+            "INSERT INTO transcripts (id, title, source, raw_text, created_at, updated_at)"
+            " VALUES ('n1', 'New idea', 'dictation', 'Offline summaries with a local model.', ?, ?)",
+            (ts(10), ts(10)),
+        )
+        conn.execute(
+            "UPDATE segments SET text = text || ' And one more thing.' WHERE transcript_id = ?", (stores.LEAD,)
+        )
+        conn.execute("UPDATE transcripts SET updated_at = ? WHERE id = ?", (ts(11), stores.LEAD))
+        conn.execute("UPDATE transcripts SET deleted_at = ? WHERE id = ?", (ts(12), stores.BUDGET_PT))
+        conn.execute("DELETE FROM transcripts WHERE id = ?", (stores.EXPORT,))
+        conn.execute("UPDATE transcripts SET deleted_at = NULL WHERE id = ?", (stores.TRASHED,))
+    conn.close()
+    done = index(db)
+    assert done.returncode == 0, done.stderr
+    # n1, the edited LEAD and the restored TRASHED embedded; BUDGET_PT (trashed) and EXPORT (purged) removed.
+    assert "5 transcripts (3 embedded, 2 already up to date, 2 removed as trashed or deleted)" in done.stdout
+    assert set(indexed(db)) == {stores.BUDGET, stores.LEAD, stores.LEAD_DE, stores.TRASHED, "n1"}
+
+
+def test_an_interrupted_build_goes_on_where_it_stopped(
+    index: Index, model_dir: Path, cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    monkeypatch.setattr("magnotia_mcp.search.semantic.build.BATCH", 2)
+    model = StaticModel.load(model_dir)
+    meta = {"model_name": "m", "model_path": str(model_dir), "model_sha256": fingerprint(model_dir), "dims": "64"}
+    calls: list[int] = []
+
+    def stop_after_first_batch(done: int, total: int) -> None:
+        calls.append(done)
+        if done == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        update(db, model, meta, stop_after_first_batch)
+    assert calls == [0, 2]
+    first = indexed(db)
+    assert len(first) == 2  # the first batch was committed: the newest two
+    assert set(first) == {stores.EXPORT, stores.LEAD_DE}
+    done = index(db)
+    assert done.returncode == 0, done.stderr
+    assert "(3 embedded, 2 already up to date" in done.stdout
+    assert len(indexed(db)) == 5
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["garbage", "another_sqlite_file", "another_store", "truncated"],
+)
+def test_an_index_that_cannot_be_trusted_is_rebuilt(damage: str, index: Index, model_dir: Path, tmp_path: Path) -> None:
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    assert index(db, "--model", str(model_dir)).returncode == 0
+    where = indexfile.location(db)
+    if damage == "garbage":
+        where.write_bytes(os.urandom(8192))
+    elif damage == "another_sqlite_file":
+        where.unlink()
+        sqlite3.connect(where).execute("CREATE TABLE t (x)").connection.close()
+    elif damage == "another_store":
+        conn = sqlite3.connect(where)
+        with conn:
+            conn.execute("UPDATE meta SET value = '/elsewhere/magnotia.db' WHERE key = 'store'")
+        conn.close()
+    else:
+        where.write_bytes(where.read_bytes()[:1500])
+    done = index(db, "--model", str(model_dir))
+    assert done.returncode == 0, done.stderr
+    assert "started afresh: the old index could not be trusted" in done.stdout
+    assert "(5 embedded, 0 already up to date" in done.stdout
+    assert len(indexed(db)) == 5
+
+
+def test_another_model_starts_afresh(index: Index, model_dir: Path, tmp_path: Path) -> None:
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    assert index(db, "--model", str(model_dir)).returncode == 0
+    other = tmp_path / "other-model"
+    shutil.copytree(model_dir, other)
+    (other / "config.json").write_text('{"normalize": true, "note": "retrained"}')
+    done = index(db, "--model", str(other))
+    assert done.returncode == 0, done.stderr
+    assert "it was built with another model" in done.stdout
+    assert "(5 embedded" in done.stdout
+
+
+def test_drop_removes_the_index(index: Index, model_dir: Path, tmp_path: Path) -> None:
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    assert index(db, "--model", str(model_dir)).returncode == 0
+    done = index(db, "--drop")
+    assert done.returncode == 0
+    assert "removed the semantic index" in done.stdout
+    assert not indexfile.location(db).exists()
+    again = index(db, "--drop")
+    assert again.returncode == 0
+    assert "has no semantic index" in again.stdout
+
+
+def test_errors_say_what_to_do(index: Index, model_dir: Path, tmp_path: Path) -> None:
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    no_model = index(db)
+    assert no_model.returncode == 1
+    assert "pass --model DIR" in no_model.stderr
+    not_a_model = index(db, "--model", str(tmp_path))
+    assert not_a_model.returncode == 1
+    assert "is not a model folder" in not_a_model.stderr
+    no_store = index(tmp_path / "nowhere" / "magnotia.db", "--model", str(model_dir))
+    assert no_store.returncode == 1
+    assert "no Magnotia database" in no_store.stderr
+    assert not indexfile.location(tmp_path / "nowhere" / "magnotia.db").exists()
+    helped = run_cli("index", "--help")
+    assert helped.returncode == 0
+    for word in ("--model", "--drop", "--db", "MAGNOTIA_MCP_CACHE_DIR", "semantic"):
+        assert word in helped.stdout, word
+
+
+def test_doctor_shows_the_index_state(index: Index, model_dir: Path, tmp_path: Path) -> None:
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+
+    def doctor() -> dict[str, Any]:
+        done = run_cli("doctor", "--db", str(db), "--json")
+        return json.loads(done.stdout)["semantic_index"]  # type: ignore[no-any-return]
+
+    assert doctor()["state"] == "absent"
+    assert "semantic index: none; search finds by words" in run_cli("doctor", "--db", str(db)).stdout
+    assert index(db, "--model", str(model_dir)).returncode == 0
+    ready = doctor()
+    assert (ready["state"], ready["transcripts"], ready["of"], ready["extra_installed"]) == ("ready", 5, 5, True)
+    assert ready["model_path"] == str(model_dir)
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE transcripts SET deleted_at = NULL WHERE id = ?", (stores.TRASHED,))
+    conn.close()
+    assert doctor()["of"] == 6  # one more live transcript than the index holds
+    assert doctor()["state"] == "partial"
+    indexfile.location(db).write_bytes(b"junk" * 1000)
+    broken = doctor()
+    assert broken["state"] == "unusable"
+    assert "run `magnotia-mcp index` to rebuild it" in broken["why"]
