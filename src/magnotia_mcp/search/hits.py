@@ -8,7 +8,7 @@ rows come from ``store.hits``; everything here is Python over them.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
@@ -35,11 +35,13 @@ async def shape(
     ranked: list[Candidate],
     said: dict[str, list[sqlite3.Row]] | None,
     enough: Callable[[list[dict[str, Any]]], bool] | None = None,
+    decorate: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
 ) -> list[dict[str, Any]]:
     """The hits for ranked candidates; said: a speaker's segments by transcript, when only they count.
 
     enough(hits so far), asked after each hit, stops the shaping early (the hits are then a prefix):
     a budget often holds fewer hits than a batch, and a hit costs more to shape than to count.
+    decorate(hit) completes each hit before it is counted (how a fused hit matched, its cited moments).
     """
     hits: list[dict[str, Any]] = []
     # Texts and segments are read a few hits at a time: the whole text of 50 long
@@ -62,6 +64,8 @@ async def shape(
                 row = texts.get(c.rid)
                 columns = [c.title, row["raw_text"] if row else None, row["formatted_text"] if row else None]
                 hit = _shaped(matcher, c, *_matched_and_snippet(matcher, c, columns), segs.get(c.id, []))
+            if decorate is not None:
+                await decorate(hit)
             hits.append(hit)
             if enough is not None and enough(hits):
                 return hits
@@ -164,6 +168,17 @@ def _moments(matcher: Matcher, segments: list[sqlite3.Row]) -> tuple[list[dict[s
             }
         )
     return moments, first
+
+
+def segment_moment(s: sqlite3.Row) -> dict[str, Any]:
+    """A moment found by meaning: one segment, its start as the snippet."""
+    return {
+        "seq": s["seq"],
+        "start_ms": s["start_ms"],
+        "end_ms": s["end_ms"],
+        "speaker": s["speaker"],
+        "snippet": preview(s["text"] or "", SNIPPET_CHARS),
+    }
 
 
 def _segment_counts(matcher: Matcher, whole: str, starts: list[int]) -> Iterable[tuple[int, list[int]]]:

@@ -12,9 +12,11 @@ ranked on their words alone.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 from magnotia_mcp.search import hits, ranking
+from magnotia_mcp.search.fusion import MatchedBy, fuse
 from magnotia_mcp.search.matching import Matcher, sql_any_clause, sql_match
 from magnotia_mcp.search.ranking import candidate, rank_fts, rank_said, rank_scan
 from magnotia_mcp.search.speakers import fold_label, speaker_key
@@ -25,6 +27,7 @@ if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio a
     import sqlite3
 
     from magnotia_mcp.search.querylang import Query
+    from magnotia_mcp.search.semantic.nearest import Found, Near
     from magnotia_mcp.store.plans import Filters
     from magnotia_mcp.store.reader import Reader
 
@@ -63,11 +66,15 @@ async def search_page(
     progress: Callable[[int], None] | None = None,
     skip: int = 0,
     enough: Callable[[dict[str, Any]], bool] | None = None,
+    near: Near | None = None,
 ) -> tuple[dict[str, Any], int]:
     """search_transcripts's answer from its skip-th hit on, and how many hits there are from there.
 
     enough(answer so far) says when the hits shaped so far are already more than a page can
     hold: the rest are not shaped (``answer["hits"]`` is then a prefix of the hits).
+    near: the transcripts nearest the query in meaning (the semantic index's), fused with the
+    ranking by words when the sort is by relevance; each hit then says how it matched, and one
+    found by meaning cites the segments nearest the query in the passages that matched.
     """
     mode = "fts" if db.has_fts else "scan"
     result: dict[str, Any] = {"query": query.text, "mode": mode, "sort": sort, "ranked_among": 0, "hits": []}
@@ -92,13 +99,48 @@ async def search_page(
     else:
         ranked, among = await rank_scan(db, query, limit, filt, progress)
     result["ranked_among"] = among if sort == "relevance" else len(ranked)
+    decorate = None
+    if near is not None and said is None and sort == "relevance":
+        found = await hit_rows.near(db, [f.doc for f in near.found], filt)
+        by_meaning = [candidate(found[f.doc]) for f in near.found if f.doc in found][:limit]
+        fused, how = fuse(ranked, by_meaning)
+        ranked = fused[:limit]
+        decorate = partial(_cite, db, how, near)
     page = ranked[skip:]
     if enough is None:
-        result["hits"] = await hits.shape(db, matcher, page, said)
+        result["hits"] = await hits.shape(db, matcher, page, said, decorate=decorate)
     else:
         check = enough  # a name mypy keeps narrowed inside the lambda
-        result["hits"] = await hits.shape(db, matcher, page, said, lambda shaped: check({**result, "hits": shaped}))
+        result["hits"] = await hits.shape(
+            db, matcher, page, said, lambda shaped: check({**result, "hits": shaped}), decorate=decorate
+        )
     return result, len(page)
+
+
+async def _cite(db: Reader, how: dict[str, MatchedBy], near: Near, hit: dict[str, Any]) -> None:
+    """Say how a fused hit matched; one found by meaning cites the segments nearest the query, not its first words."""
+    tid = hit["transcript_id"]
+    hit["matched_by"] = how[tid]
+    found: Found | None = next((f for f in near.found if f.doc == tid), None)
+    if found is None:
+        return
+    hit["similarity"] = round(found.score, 4)
+    cited: list[dict[str, Any]] = []
+    for chunk in found.chunks:
+        if chunk.first_seq is None or chunk.last_seq is None:
+            continue  # a title, or text without segments: no moment to cite
+        segments = await hit_rows.chunk_segments(db, tid, chunk.first_seq, chunk.last_seq)
+        if segments:
+            best = segments[near.closest([s["text"] or "" for s in segments])]
+            cited.append(hits.segment_moment(best))
+    if how[tid] == "meaning":
+        hit["moments"] = cited
+        if cited:
+            hit["snippet"] = cited[0]["snippet"]
+            hit["segment"] = {k: cited[0][k] for k in ("seq", "start_ms", "end_ms", "speaker")}
+    else:  # words found it too: its own moments first, then those of meaning not already there
+        seen = {m["seq"] for m in hit["moments"]}
+        hit["moments"] += [m for m in cited if m["seq"] not in seen][: max(0, hits.MOMENTS - len(hit["moments"]))]
 
 
 async def _said(

@@ -7,11 +7,12 @@ that match it inside SQLite when a store has no segment index.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp.store import layouts
-from magnotia_mcp.store.plans import SCAN_BATCH, Filters, query_text, where
+from magnotia_mcp.store.plans import HIT_KEYS, SCAN_BATCH, Filters, query_text, where
 from magnotia_mcp.store.transcripts import SHORT
 
 if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio and sqlite3
@@ -61,6 +62,27 @@ SPEAKER_SCAN = (
     " WHERE t.deleted_at IS NULL AND magnotia_fold(CAST(s.speaker AS BLOB)) = :speaker AND s.id > :after"
 )
 SPEAKER_BATCH = " ORDER BY s.id LIMIT :batch"
+
+
+# The transcripts the semantic index found, as the store has them now: a transcript trashed or purged since
+# the index was built is not among them, whatever the index says.
+NEAR_KEYS = HIT_KEYS + " WHERE t.id IN (SELECT value FROM json_each(:ids)) AND t.deleted_at IS NULL"
+# The segments a cited chunk spans.
+CHUNK_SEGMENTS = (
+    "SELECT seq, start_ms, end_ms, speaker, text FROM segments"
+    " WHERE transcript_id = :id AND seq BETWEEN :first AND :last ORDER BY seq LIMIT 200"
+)
+
+
+async def near(db: Reader, ids: list[str], filt: Filters) -> dict[str, sqlite3.Row]:
+    """By id, the live transcripts among ids that pass the filters."""
+    rows = await db.all(NEAR_KEYS + where(filt), {**filt, "ids": json.dumps(ids)})
+    return {r["id"]: r for r in rows}
+
+
+async def chunk_segments(db: Reader, transcript_id: str, first: int, last: int) -> list[sqlite3.Row]:
+    """The segments seq first..last of a transcript, in spoken order."""
+    return await db.all(CHUNK_SEGMENTS, {"id": transcript_id, "first": first, "last": last})
 
 
 async def texts(db: Reader, rids: list[int]) -> dict[int, sqlite3.Row]:

@@ -83,7 +83,7 @@ async def holdings(db: Reader) -> JSON:
         "languages": languages,
         "first_at": first_at,
         "last_at": last_at,
-        "semantic_index": False,  # search by meaning does not exist yet (issue 21)
+        "semantic_index": False,  # set by the search that used one
     }
     _HOLDS[key] = (db.generation, held)
     _latest[:] = [held]
@@ -99,7 +99,13 @@ def hint(found: str, query: Query, held: JSON, filtered: bool) -> JSON:
         said = "No transcript matches these words" + (" within the filters." if filtered else ".")
     else:
         said = f"No transcript matches more than half of the {n} words; every hit is a weak, partial match."
-    said += " Search matches words (any ending, any case or accent), not meanings; this store has no semantic index."
+    if held["semantic_index"]:
+        said += " The semantic index found nothing close in meaning either."
+    else:
+        said += (
+            " Search matches words (any ending, any case or accent), not meanings; this store has no semantic index"
+            " (the user can build one: magnotia-mcp index)."
+        )
     tries = ["other words: the ones the speakers would have said (synonyms, names, numbers), and fewer of them"]
     languages = [lang for lang in held["languages"] if lang["language"] is not None]
     if len({lang["name"] for lang in languages}) > 1:

@@ -33,6 +33,7 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
             sink(rows, None, f"scanned {rows} transcripts")
 
     budget = args["max_tokens"]
+    near, semantic = await _meaning(ctx, args, query)
 
     counted = PageCost([], "hits", ctx.copies)
 
@@ -57,12 +58,17 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
             progress=progress,
             skip=skip,
             enough=enough,
+            near=near,
         )
+        if semantic is not None:
+            result["semantic"] = semantic
         # Found little on a first page: say what the store holds and what to try (issue 21, item 5).
-        found = hints.found_little(query, result["hits"]) if skip == 0 else None
+        by_meaning = any(hit.get("matched_by", "words") != "words" for hit in result["hits"])
+        found = hints.found_little(query, result["hits"]) if skip == 0 and not by_meaning else None
         if found is not None:
             filtered = any(k in args for k in ("since", "until", "source", "speaker"))
-            hint = hints.hint(found, query, await hints.holdings(db), filtered)
+            held = {**await hints.holdings(db), "semantic_index": bool(semantic and semantic["used"])}
+            hint = hints.hint(found, query, held, filtered)
             # A hint never pushes an answer over max_tokens nor crowds out its hits: alone it must fit the
             # budget, beside hits half of it; else its short form (what happened and why), else none.
             room = budget // 2 if result["hits"] else budget
@@ -85,6 +91,46 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
 
 
 MAX_HITS = 50
+NEAR = 4  # transcripts asked of the semantic index per hit wanted: some are filtered out or in the trash
+
+
+async def _meaning(ctx: ToolContext, args: dict[str, Any], query: Any) -> tuple[Any, dict[str, Any] | None]:
+    """The transcripts nearest the query in meaning, and what to say of the semantic index; (None, None) without one.
+
+    Only a search by relevance, not restricted to a speaker, asks the index. Nothing of the semantic
+    extra is imported unless the store has an index file; the work runs on a worker thread.
+    """
+    if args["sort"] != "relevance" or "speaker" in args or query.empty:
+        return None, None
+    from magnotia_mcp.search.semantic import indexfile
+
+    path = ctx.store.path
+    if not indexfile.location(path).is_file():
+        return None, None
+    import asyncio
+
+    return await asyncio.to_thread(_nearest, path, args["query"], NEAR * MAX_HITS)
+
+
+def _nearest(path: Any, text: str, limit: int) -> tuple[Any, dict[str, Any]]:
+    try:
+        from magnotia_mcp.search.semantic.nearest import Unavailable, searcher
+    except ImportError as exc:
+        why = (
+            f"this store has a semantic index, but the semantic extra is not installed ({exc.name} is missing): "
+            "pip install 'magnotia-mcp[semantic]'; this search went by words only"
+        )
+        return None, {"used": False, "why": why}
+    try:
+        found = searcher(path)
+    except Unavailable as exc:
+        return None, {"used": False, "why": f"{exc}; this search went by words only"}
+    return found.near(text, limit), {
+        "used": True,
+        "transcripts": found.covered,
+        "complete": found.index.complete,
+    }
+
 
 _TIME = {
     "seq": schema.INTEGER,
@@ -126,6 +172,22 @@ HINT = {
     "description": "Present when the search found nothing or only weak partial matches: why, what the store "
     "holds (languages of its live transcripts with counts, null when not recorded; of the newest 5,000 when "
     "newest_only; its time span; whether a semantic index exists) and the next calls worth trying.",
+}
+
+# Only when the store has a semantic index (magnotia-mcp index).
+SEMANTIC = {
+    **schema.record(
+        {
+            "used": {"type": "boolean"},
+            "transcripts": schema.INTEGER,
+            "complete": {"type": "boolean"},
+            "why": schema.STRING,
+        },
+        optional=("transcripts", "complete", "why"),
+    ),
+    "description": "Whether the semantic index took part (hits found by meaning say matched_by); how many "
+    "transcripts it covers and whether it is complete (a partial index finds by meaning only among those); "
+    "or why it could not be used.",
 }
 
 SEARCH_TRANSCRIPTS = Tool(
@@ -198,7 +260,17 @@ SEARCH_TRANSCRIPTS = Tool(
                         "matched_terms": schema.list_of(schema.STRING),
                         "moments": schema.list_of(schema.record({**_TIME, "snippet": schema.STRING})),
                         "segment": schema.record(_TIME, nullable=True),
-                    }
+                        "matched_by": {
+                            "type": "string",
+                            "enum": ["words", "meaning", "both"],
+                            "description": "With a semantic index: found by its words, by meaning, or both.",
+                        },
+                        "similarity": {
+                            "type": "number",
+                            "description": "With a semantic index: the cosine of its passage nearest the query.",
+                        },
+                    },
+                    optional=("matched_by", "similarity"),
                 )
             ),
             "next_cursor": {
@@ -207,9 +279,10 @@ SEARCH_TRANSCRIPTS = Tool(
                 "rest; else null.",
             },
             "hint": HINT,
+            "semantic": SEMANTIC,
             **schema.BUDGET_FIELDS,
         },
-        optional=("range", "note", "hint"),
+        optional=("range", "note", "hint", "semantic"),
     ),
     _search_transcripts,
 )

@@ -1,0 +1,200 @@
+"""The transcripts nearest a query in meaning, from the store's semantic index held in memory.
+
+The index is read once into arrays and read again only when its file changed; the model is
+loaded once per process and checked against the sha256 the index was built with. Both are kept
+per store. Everything here is synchronous CPU and file work: the server runs it on a worker
+thread, never on the event loop.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from magnotia_mcp.search.semantic import indexfile
+from magnotia_mcp.search.semantic.model import ModelError, StaticModel, fingerprint
+
+# Below this cosine a chunk is not taken as a match at all: nearest neighbours always exist, and
+# without a floor a query about nothing in the store would still "find" its least unrelated chunks.
+FLOOR = 0.3
+CITED = 3  # chunks cited per transcript, as moments
+BLOCK = 65_536  # rows scored at a time: int8 rows are widened to float32 a block at a time, not all at once
+
+
+class Unavailable(Exception):
+    """The index cannot be used now: the message says why and what to do (the search goes on by words)."""
+
+
+class Chunk(NamedTuple):
+    score: float
+    kind: int
+    first_seq: int | None
+    last_seq: int | None
+    start_ms: int | None
+    end_ms: int | None
+    speaker: str | None
+
+
+class Found(NamedTuple):
+    """A transcript near the query: its id, its best chunk's cosine, and its best chunks, best first."""
+
+    doc: str
+    score: float
+    chunks: list[Chunk]
+
+
+class Near(NamedTuple):
+    """What a search gets from the index: the transcripts nearest the query, and which of some texts is nearest it."""
+
+    found: list[Found]
+    closest: Callable[[list[str]], int]
+
+
+class Loaded:
+    """One index in memory: chunk vectors (int8 rows and scales) grouped by transcript, and their citations."""
+
+    def __init__(
+        self, path: Path, stamp: tuple[object, ...], meta: dict[str, str], rows: list[tuple[Any, ...]]
+    ) -> None:
+        self.path = path
+        self.stamp = stamp
+        self.meta = meta
+        self.dims = int(meta.get("dims", "0"))
+        self.complete = meta.get("complete") == "1"
+        self.docs: list[str] = []
+        starts: list[int] = []
+        for i, row in enumerate(rows):
+            if not self.docs or row[0] != self.docs[-1]:
+                self.docs.append(str(row[0]))
+                starts.append(i)
+        self.starts = np.asarray(starts, dtype=np.int64)
+        self.cites = [Chunk(0.0, *row[1:7]) for row in rows]
+        self.scales = np.asarray([row[7] for row in rows], dtype=np.float32)
+        blob = b"".join(row[8] for row in rows)
+        self.vectors = np.frombuffer(blob, dtype=np.int8).reshape(len(rows), self.dims)
+
+    def scores(self, query: NDArray[np.float32]) -> NDArray[np.float32]:
+        out = np.empty(len(self.vectors), dtype=np.float32)
+        for lo in range(0, len(self.vectors), BLOCK):
+            out[lo : lo + BLOCK] = self.vectors[lo : lo + BLOCK].astype(np.float32) @ query
+        out *= self.scales
+        return out
+
+
+def _stamp(path: Path) -> tuple[object, ...]:
+    parts: list[object] = []
+    for name in (str(path), f"{path}-wal"):
+        try:
+            st = os.stat(name)
+            parts.append((st.st_ino, st.st_size, st.st_mtime_ns))
+        except OSError:
+            parts.append(None)
+    return tuple(parts)
+
+
+_lock = threading.Lock()
+_indexes: dict[str, Loaded] = {}
+_models: dict[tuple[str, str], StaticModel] = {}
+
+
+def _load_index(store: Path) -> Loaded:
+    path = indexfile.location(store)
+    stamp = _stamp(path)
+    cached = _indexes.get(str(store))
+    if cached is not None and cached.stamp == stamp:
+        return cached
+    try:
+        found = indexfile.open_existing(store)
+    except indexfile.Unusable as exc:
+        raise Unavailable(f"the semantic index cannot be used: {exc}; run `magnotia-mcp index` to rebuild it") from None
+    if found is None:
+        raise Unavailable("there is no semantic index for this store; `magnotia-mcp index --model DIR` builds one")
+    conn, meta = found
+    try:
+        conn.execute("BEGIN")
+        rows = conn.execute(f"SELECT {indexfile.CHUNK_COLUMNS} FROM chunks ORDER BY doc, id").fetchall()
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    dims = int(meta.get("dims", "0"))
+    if dims <= 0 or any(len(row[8]) != dims for row in rows):
+        raise Unavailable("the semantic index is damaged (a vector of the wrong size); run `magnotia-mcp index`")
+    loaded = Loaded(path, stamp, meta, rows)
+    _indexes[str(store)] = loaded
+    return loaded
+
+
+def _load_model(meta: dict[str, str]) -> StaticModel:
+    key = (meta.get("model_path", ""), meta.get("model_sha256", ""))
+    model = _models.get(key)
+    if model is not None:
+        return model
+    folder = Path(key[0])
+    try:
+        if fingerprint(folder) != key[1]:
+            raise Unavailable(
+                f"the model at {folder} is not the one the semantic index was built with; "
+                "run `magnotia-mcp index --model DIR` with the model to use"
+            )
+        model = StaticModel.load(folder)
+    except (ModelError, OSError) as exc:
+        raise Unavailable(
+            f"the semantic index's model cannot be loaded ({exc}); run `magnotia-mcp index --model DIR`"
+        ) from None
+    _models[key] = model
+    return model
+
+
+class Searcher:
+    """A store's index and model, ready to answer ``nearest``."""
+
+    def __init__(self, index: Loaded, model: StaticModel) -> None:
+        self.index = index
+        self.model = model
+
+    @property
+    def covered(self) -> int:
+        return len(self.index.docs)
+
+    def near(self, text: str, limit: int) -> Near:
+        """The transcripts nearest text, and a way to pick, among a chunk's segments, the one nearest it."""
+        query = self.model.embed([text])[0]
+
+        def closest(texts: list[str]) -> int:
+            return int(np.argmax(self.model.embed(texts) @ query)) if texts else 0
+
+        return Near(self._nearest(query, limit), closest)
+
+    def _nearest(self, query: NDArray[np.float32], limit: int) -> list[Found]:
+        """Up to limit transcripts whose best chunk is at least FLOOR near the query, nearest first."""
+        index = self.index
+        if not index.docs:
+            return []
+        if not query.any():
+            return []
+        scores = index.scores(query)
+        best = np.maximum.reduceat(scores, index.starts)
+        order = np.argsort(-best, kind="stable")[:limit]
+        out: list[Found] = []
+        ends = np.append(index.starts[1:], len(scores))
+        for d in order:
+            if best[d] < FLOOR:
+                break
+            lo, hi = int(index.starts[d]), int(ends[d])
+            top = lo + np.argsort(-scores[lo:hi], kind="stable")[:CITED]
+            chunks = [index.cites[i]._replace(score=float(scores[i])) for i in top if scores[i] >= FLOOR]
+            out.append(Found(index.docs[d], float(best[d]), chunks))
+        return out
+
+
+def searcher(store: Path) -> Searcher:
+    """The store's index and model, loaded (or reused); Unavailable says why search must go by words."""
+    with _lock:
+        index = _load_index(store)
+        return Searcher(index, _load_model(index.meta))

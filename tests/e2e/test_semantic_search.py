@@ -1,0 +1,175 @@
+"""Search by meaning through the real server: the index built by `magnotia-mcp index`, fused with words.
+
+The model is the small one the test dependency tokenlearn-static-model ships (tests/semantic/conftest.py),
+so the queries are ones it gets right; what is checked is what the server does with it: hits found by
+meaning say so and cite the segment nearest the query (time and speaker), words still rank first where
+they match, filters and the trash hold for meaning too (a transcript trashed after the index was built
+never surfaces), and an index the server cannot use makes it say why and search by words. Against the
+one-file executable (built without the semantic extra) the same store gets words only, and says why.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import static_model
+
+from devkit.storefactory import ts
+from magnotia_mcp.search.semantic import indexfile
+from tests.semantic import stores
+from tests.support.protocol import MODERN
+from tests.support.server import Launcher, ServerProcess
+
+Start = Callable[..., ServerProcess]
+
+pytestmark = pytest.mark.transports("stdio", "http")
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, launcher: Launcher) -> Path:
+    if launcher.kind == "container":
+        pytest.skip("the image has no semantic extra and no index folder of this machine (docs/search.md)")
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(indexfile.CACHE_ENV, str(folder))  # the server processes inherit it
+    return folder
+
+
+def build_index(db: Path) -> None:
+    model = Path(static_model.__file__).parent / "model"
+    done = subprocess.run(
+        [sys.executable, "-m", "magnotia_mcp", "index", "--db", str(db), "--model", str(model)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture(params=["fts", "scan"])
+def store(request: pytest.FixtureRequest, tmp_path: Path, cache: Path) -> Path:
+    db = stores.write(tmp_path / "store" / "magnotia.db", fts=request.param == "fts")
+    build_index(db)
+    return db
+
+
+def search(server: ServerProcess, **arguments: Any) -> dict[str, Any]:
+    result = server.result("search_transcripts", arguments)
+    schema = next(t for t in server.request("tools/list")["result"]["tools"] if t["name"] == "search_transcripts")
+    jsonschema.validate(result, schema["outputSchema"])
+    return result
+
+
+def started(start_server: Start, db: Path) -> ServerProcess:
+    proc = start_server(db)
+    proc.open(MODERN)
+    return proc
+
+
+def ids(result: dict[str, Any]) -> list[str]:
+    return [hit["transcript_id"] for hit in result["hits"]]
+
+
+def test_paraphrase_and_other_languages_are_found_by_meaning(
+    store: Path, start_server: Start, launcher: Launcher
+) -> None:
+    server = started(start_server, store)
+    if launcher.kind == "frozen":
+        result = search(server, query="new head of development")
+        assert result["semantic"]["used"] is False
+        assert "semantic extra is not installed" in result["semantic"]["why"]
+        assert result["hits"] == []  # by words, nothing: and the hint says there is no usable index
+        return
+    # An English question, the meeting in German: no word shared.
+    result = search(server, query="new head of development")
+    assert result["semantic"] == {"used": True, "transcripts": 5, "complete": True}
+    assert ids(result)[0] == stores.LEAD_DE
+    hit = result["hits"][0]
+    assert hit["matched_by"] == "meaning"
+    assert hit["matched_terms"] == []
+    assert hit["similarity"] > 0.3
+    moment = hit["moments"][0]  # the segment to cite: when, and who said it
+    assert (moment["seq"], moment["speaker"], moment["start_ms"]) == (0, "Jonas", 0)
+    assert moment["snippet"].startswith("Ich übernehme im Januar")
+    assert hit["segment"] == {k: moment[k] for k in ("seq", "start_ms", "end_ms", "speaker")}
+    # The same budget cut said in English and in Portuguese, asked with other words.
+    result = search(server, query="advertising spending cuts")
+    assert {stores.BUDGET, stores.BUDGET_PT} <= set(ids(result)[:3])
+    budget = next(h for h in result["hits"] if h["transcript_id"] == stores.BUDGET)
+    assert budget["matched_by"] == "meaning"
+    assert any(m["speaker"] == "Ana" and "less money into campaigns" in m["snippet"] for m in budget["moments"])
+    assert stores.TRASHED not in ids(result)  # its words say it best, and it is in the trash
+
+
+def test_words_still_rank_first_and_say_so(store: Path, start_server: Start, launcher: Launcher) -> None:
+    if launcher.kind == "frozen":
+        pytest.skip("the one-file build has no semantic extra: covered by the test above")
+    server = started(start_server, store)
+    result = search(server, query="export bug")
+    assert ids(result)[0] == stores.EXPORT
+    assert result["hits"][0]["matched_by"] in ("words", "both")
+    assert result["hits"][0]["matched_terms"] == ["export", "bug"]
+    for hit in result["hits"]:
+        assert hit["matched_by"] in ("words", "meaning", "both")
+    ordered = search(server, query="export bug", sort="newest")  # time order is by words only
+    assert "semantic" not in ordered
+    assert all("matched_by" not in hit for hit in ordered["hits"])
+    spoken = search(server, query="campaigns", speaker="Ana")  # a speaker's words only, as before
+    assert ids(spoken) == [stores.BUDGET]
+    assert "matched_by" not in spoken["hits"][0]
+
+
+def test_filters_and_the_trash_hold_for_meaning(store: Path, start_server: Start, launcher: Launcher) -> None:
+    if launcher.kind == "frozen":
+        pytest.skip("the one-file build has no semantic extra")
+    server = started(start_server, store)
+    assert stores.LEAD_DE not in ids(search(server, query="new head of development", source="dictation"))
+    assert stores.LEAD_DE not in ids(search(server, query="new head of development", until=ts(6)))
+    assert stores.LEAD_DE in ids(search(server, query="new head of development", since=ts(6)))
+    # Trashed after the index was built, and the index not updated: the store's word wins.
+    conn = sqlite3.connect(store)
+    with conn:
+        conn.execute("UPDATE transcripts SET deleted_at = ? WHERE id = ?", (ts(20), stores.LEAD_DE))
+    conn.close()
+    after = search(server, query="new head of development")
+    assert stores.LEAD_DE not in ids(after)
+    assert after["semantic"]["used"] is True
+
+
+def test_an_unusable_index_is_said_and_words_still_answer(store: Path, start_server: Start, launcher: Launcher) -> None:
+    if launcher.kind == "frozen":
+        pytest.skip("the one-file build has no semantic extra")
+    indexfile.location(store).write_bytes(b"not an index at all" * 100)
+    server = started(start_server, store)
+    result = search(server, query="export bug")
+    assert ids(result)[0] == stores.EXPORT
+    assert result["semantic"]["used"] is False
+    assert "run `magnotia-mcp index`" in result["semantic"]["why"]
+    assert all("matched_by" not in hit for hit in result["hits"])
+
+
+def test_a_partial_index_says_how_much_it_covers(
+    tmp_path: Path, cache: Path, start_server: Start, launcher: Launcher
+) -> None:
+    if launcher.kind == "frozen":
+        pytest.skip("the one-file build has no semantic extra")
+    db = stores.write(tmp_path / "store" / "magnotia.db")
+    build_index(db)
+    conn = sqlite3.connect(indexfile.location(db))
+    with conn:  # as an interrupted build leaves it: some transcripts done, not complete
+        conn.execute("DELETE FROM chunks WHERE doc IN (?, ?)", (stores.BUDGET, stores.LEAD))
+        conn.execute("DELETE FROM docs WHERE id IN (?, ?)", (stores.BUDGET, stores.LEAD))
+        conn.execute("UPDATE meta SET value = '0' WHERE key = 'complete'")
+    conn.close()
+    server = started(start_server, db)
+    result = search(server, query="new head of development")
+    assert result["semantic"] == {"used": True, "transcripts": 3, "complete": False}
+    assert ids(result)[0] == stores.LEAD_DE
