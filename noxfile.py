@@ -99,8 +99,10 @@ def lint_workflows(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def demo(session: nox.Session) -> None:
-    """Serve the sample store and show a short client exchange, the way a host talks to it."""
+    """Serve the sample store and show a short client exchange, the way a host talks to it; then a search by meaning."""
     install_project(session)
+    # Search by meaning, with the small multilingual model a registry package ships (docs/search.md).
+    session.install(".[semantic]", "tokenlearn-static-model==0.1.1")
     session.run("python", "scripts/demo_exchange.py", *session.posargs)
 
 
