@@ -1,0 +1,153 @@
+"""Property of search by meaning: every store the schema allows is indexed, and searched with words and meaning.
+
+Each example draws a whole store (tests/properties/shapes.py: NULLs, empty texts, text that is not UTF-8,
+odd segments, the trash, sometimes a 10-hour workshop), builds its semantic index with `magnotia-mcp index`
+(the small multilingual test model, tests/semantic/conftest.py), and starts one server on it over real
+pipes. Then:
+
+* the index holds exactly the live transcripts, and a second `index` embeds nothing;
+* every search (each word of the corpus, a speaker label, a filter, a page cut to a small budget followed
+  through its cursors) answers with a result that fits the outputSchema, says the index took part, never
+  names a transcript in the trash, names each transcript once, and cites moments that are segments of the
+  transcript it names;
+* nothing reaches stderr as a traceback, and every request had exactly one answer.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from itertools import count
+from pathlib import Path
+from typing import Any
+
+import pytest
+import static_model
+from hypothesis import event, given
+
+from magnotia_mcp.search.semantic import indexfile
+from tests.properties.conftest import budget
+from tests.properties.shapes import WORDS, Shape, shapes, write
+from tests.properties.test_store_shapes import Checked
+from tests.support.protocol import MODERN
+from tests.support.server import Launcher, ServerProcess, check_clean_exit
+
+MODEL = Path(static_model.__file__).parent / "model"
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    root = tmp_path_factory.mktemp("semantic-shapes")
+    return (root / f"store{k}" for k in count())
+
+
+def build(db: Path, env: dict[str, str]) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "magnotia_mcp", "index", "--db", str(db), "--model", str(MODEL)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.stdout
+
+
+def indexed_ids(db: Path, env: dict[str, str]) -> set[str]:
+    old = os.environ.get(indexfile.CACHE_ENV)
+    os.environ[indexfile.CACHE_ENV] = env[indexfile.CACHE_ENV]
+    try:
+        conn = sqlite3.connect(indexfile.location(db))
+    finally:
+        if old is None:
+            del os.environ[indexfile.CACHE_ENV]
+        else:
+            os.environ[indexfile.CACHE_ENV] = old
+    try:
+        return {row[0] for row in conn.execute("SELECT id FROM docs")}
+    finally:
+        conn.close()
+
+
+def check_hits(shape: Shape, result: dict[str, Any]) -> list[str]:
+    if "semantic" in result:
+        assert result["semantic"]["used"] is True, result["semantic"]
+    else:  # a query of only words search ignores ("x", "🎉"): nothing is asked of either index
+        assert result["hits"] == [], result
+    trashed = {t.id for t in shape.trashed}
+    seqs = {t.id: {s.seq for s in t.segments} for t in shape.live}
+    ids = [hit["transcript_id"] for hit in result["hits"]]
+    assert len(ids) == len(set(ids)), ids
+    assert not trashed & set(ids), ids
+    for hit in result["hits"]:
+        assert hit["transcript_id"] in seqs
+        assert hit["matched_by"] in ("words", "meaning", "both")
+        for moment in hit["moments"]:
+            assert moment["seq"] in seqs[hit["transcript_id"]], (moment, hit["transcript_id"])
+        if hit["matched_by"] != "words":
+            event("a hit found by meaning")
+    return ids
+
+
+@pytest.mark.timeout(300)
+@budget(6)
+@given(shape=shapes())
+def test_every_store_shape_is_indexed_and_searched_by_meaning(
+    launcher: Launcher, folders: Iterator[Path], shape: Shape
+) -> None:
+    if launcher.kind not in ("package", "script"):
+        pytest.skip("the one-file build and the image have no semantic extra")
+    folder = next(folders)
+    db = write(shape, folder / "magnotia.db")
+    home = folder / "home"
+    env = {"HOME": str(home), "XDG_DATA_HOME": str(home / "xdg"), indexfile.CACHE_ENV: str(folder / "cache")}
+    first = build(db, env)
+    assert f"{len(shape.live)} transcripts ({len(shape.live)} embedded" in first, first
+    assert indexed_ids(db, env) == {t.id for t in shape.live}
+    proc = ServerProcess(launcher.argv(db), env=env, cwd=Path(tempfile.gettempdir()))
+    try:
+        server = Checked(proc, shape)
+        server.open(MODERN)
+        labels = sorted({s.speaker for t in shape.transcripts for s in t.segments if isinstance(s.speaker, str)})
+        for query in (*WORDS, "what did we decide about the budget", *labels[:2]):
+            if not query.strip():
+                continue
+            result = server.tool("search_transcripts", {"query": query, "limit": 50})
+            assert result is not None
+            check_hits(shape, result)
+            filtered = server.tool("search_transcripts", {"query": query, "source": "meeting"})
+            assert filtered is not None
+            for tid in check_hits(shape, filtered):
+                assert next(t for t in shape.live if t.id == tid).source == "meeting"
+        # A page cut to the smallest budget, followed through its cursors: each hit once, none from the trash.
+        seen: list[str] = []
+        args: dict[str, Any] = {"query": "budget launch", "limit": 50, "max_tokens": 1000}
+        for _ in range(60):
+            page = server.tool("search_transcripts", args)
+            assert page is not None
+            assert page["semantic"]["used"] is True
+            seen += check_hits(shape, page)
+            if page["next_cursor"] is None:
+                break
+            args["cursor"] = page["next_cursor"]
+        else:
+            raise AssertionError("more pages than hits")
+        assert len(seen) == len(set(seen))
+        proc.sync()
+        event(f"{len(shape.live)} live, {len(shape.trashed)} trashed, fts {shape.fts}")
+        check_clean_exit(proc)  # exit 0, no traceback on stderr, nothing but JSON on stdout
+        again = build(db, env)
+        assert f"(0 embedded, {len(shape.live)} already up to date" in again, again
+    except BaseException:
+        proc.kill()
+        raise
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
