@@ -202,3 +202,15 @@ def test_doctor_shows_the_index_state(index: Index, model_dir: Path, tmp_path: P
     broken = doctor()
     assert broken["state"] == "unusable"
     assert "run `magnotia-mcp index` to rebuild it" in broken["why"]
+
+
+def test_a_cache_folder_inside_the_store_folder_is_refused(
+    model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    before = folder_state(db.parent)
+    monkeypatch.setenv(indexfile.CACHE_ENV, str(db.parent / "cache"))
+    done = run_cli("index", "--db", str(db), "--model", str(model_dir))
+    assert done.returncode == 1
+    assert "the index would go into the store's folder" in done.stderr
+    assert folder_state(db.parent) == before

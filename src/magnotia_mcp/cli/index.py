@@ -51,6 +51,11 @@ def run_index(db: str | None, *, model: str | None, drop: bool) -> int:
     store, _ = resolve_db_path(db)
     from magnotia_mcp.search.semantic import indexfile
 
+    if indexfile.beside(store):
+        return _fail(
+            f"the index would go into the store's folder ({indexfile.location(store)}); the store's folder is the "
+            f"app's: set ${indexfile.CACHE_ENV} to a folder outside it, or unset it"
+        )
     if drop:
         where = indexfile.location(store)
         if indexfile.remove(store):
@@ -108,7 +113,7 @@ def _model_folder(store: Path, given: str | None) -> Path | None:
 
     try:
         found = indexfile.open_existing(store)
-    except indexfile.Unusable:
+    except (indexfile.Unusable, OSError):
         return None
     if found is None:
         return None

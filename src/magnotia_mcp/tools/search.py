@@ -105,7 +105,11 @@ async def _meaning(ctx: ToolContext, args: dict[str, Any], query: Any) -> tuple[
     from magnotia_mcp.search.semantic import indexfile
 
     path = ctx.store.path
-    if not indexfile.location(path).is_file():
+    try:
+        present = indexfile.location(path).is_file()
+    except OSError:  # a cache folder this user may not look into (another user's home): no index of ours
+        present = False
+    if not present:
         return None, None
     import asyncio
 

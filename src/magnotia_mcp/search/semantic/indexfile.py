@@ -58,6 +58,12 @@ def store_key(store: Path) -> str:
     return str(Path(os.path.abspath(store)))
 
 
+def beside(store: Path) -> bool:
+    """Whether the index would sit in the store's folder or below it (a cache folder set there): refused."""
+    folder = Path(os.path.abspath(store)).parent
+    return Path(os.path.abspath(location(store))).is_relative_to(folder)
+
+
 def location(store: Path) -> Path:
     """The index file of the store at this path (which need not exist yet)."""
     digest = hashlib.sha256(store_key(store).encode("utf-8", "surrogateescape")).hexdigest()[:24]
@@ -146,6 +152,8 @@ def state(store: Path, live: int | None) -> dict[str, Any]:
     out: dict[str, Any] = {"path": str(path)}
     try:
         found = open_existing(store)
+    except OSError as exc:
+        return {**out, "state": "unusable", "why": f"it cannot be read ({exc.strerror})"}
     except Unusable as exc:
         return {**out, "state": "unusable", "why": f"{exc}; run `magnotia-mcp index` to rebuild it"}
     if found is None:

@@ -111,6 +111,8 @@ def _load_index(store: Path) -> Loaded:
         return cached
     try:
         found = indexfile.open_existing(store)
+    except OSError as exc:
+        raise Unavailable(f"the semantic index cannot be read ({exc.strerror}); run `magnotia-mcp index`") from None
     except indexfile.Unusable as exc:
         raise Unavailable(f"the semantic index cannot be used: {exc}; run `magnotia-mcp index` to rebuild it") from None
     if found is None:
