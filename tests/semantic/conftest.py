@@ -9,6 +9,7 @@ The index goes to a cache folder of the test's own ($MAGNOTIA_MCP_CACHE_DIR, inh
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -32,9 +33,10 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "magnotia_mcp", *args],
+        env={**os.environ, **(env or {})},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,

@@ -17,8 +17,15 @@ K = 60  # the constant of Cormack, Clarke and Büttcher (2009), the usual one: r
 MatchedBy = Literal["words", "meaning", "both"]
 
 
-def fuse(lexical: list[Candidate], semantic: list[Candidate]) -> tuple[list[Candidate], dict[str, MatchedBy]]:
-    """Both lists fused, best first, and how each transcript in it was found."""
+def fuse(
+    lexical: list[Candidate], semantic: list[Candidate], clauses: int
+) -> tuple[list[Candidate], dict[str, MatchedBy]]:
+    """Both lists fused, best first, and how each transcript in it was found.
+
+    A transcript that has every term of the query (clauses of them) stays above those that do not:
+    a keyword search that matches in full is answered by its words, and meaning reorders those hits
+    among themselves and decides among the partial matches and the rest.
+    """
     score: dict[str, float] = {}
     first: dict[str, tuple[int, int]] = {}
     by_id: dict[str, Candidate] = {}
@@ -29,7 +36,8 @@ def fuse(lexical: list[Candidate], semantic: list[Candidate]) -> tuple[list[Cand
             by_id.setdefault(c.id, c)  # the lexical candidate, when there is one: it carries coverage and BM25
     words = {c.id for c in lexical}
     meaning = {c.id for c in semantic}
-    order = sorted(score, key=lambda i: (-score[i], first[i]))
+    full = {c.id for c in lexical if c.coverage >= clauses}
+    order = sorted(score, key=lambda i: (i not in full, -score[i], first[i]))
     how: dict[str, MatchedBy] = {
         i: "both" if i in words and i in meaning else "words" if i in words else "meaning" for i in order
     }

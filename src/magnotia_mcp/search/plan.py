@@ -103,7 +103,7 @@ async def search_page(
     if near is not None and said is None and sort == "relevance":
         found = await hit_rows.near(db, [f.doc for f in near.found], filt)
         by_meaning = [candidate(found[f.doc]) for f in near.found if f.doc in found][:limit]
-        fused, how = fuse(ranked, by_meaning)
+        fused, how = fuse(ranked, by_meaning, len(query.clauses))
         ranked = fused[:limit]
         decorate = partial(_cite, db, how, near)
     page = ranked[skip:]
