@@ -88,27 +88,56 @@ class Loaded:
 
 
 def _stamp(path: Path) -> tuple[object, ...]:
+    """What changes when `magnotia-mcp index` writes the file: equal stamps, the same index.
+
+    An empty -wal does not count: reading the file (our own load) may leave one, and that is no change.
+    """
     parts: list[object] = []
     for name in (str(path), f"{path}-wal"):
         try:
             st = os.stat(name)
-            parts.append((st.st_ino, st.st_size, st.st_mtime_ns))
         except OSError:
             parts.append(None)
+            continue
+        parts.append((st.st_ino, st.st_size, st.st_mtime_ns) if st.st_size else None)
     return tuple(parts)
 
 
+# Seconds a search waits for the load it started before it goes by words (the load goes on): a 10k-transcript
+# index loads in about 6 s here; a larger one is used from the first search after it is in.
+WAIT = 10.0
+
+
+class _Load:
+    """One load of a store's index and model on a thread of its own (a daemon: it never holds up an exit)."""
+
+    def __init__(self, store: Path, stamp: tuple[object, ...]) -> None:
+        self.stamp = stamp
+        self.done = threading.Event()
+        self.result: Searcher | None = None
+        self.error: Unavailable | None = None
+        threading.Thread(target=self._run, args=(store,), name="magnotia-index-load", daemon=True).start()
+
+    def _run(self, store: Path) -> None:
+        try:
+            index = _load_index(store, self.stamp)
+            self.result = Searcher(index, _load_model(index.meta))
+        except Unavailable as exc:
+            self.error = exc
+        except Exception as exc:  # any failure: the search must still be answered, by words, saying why
+            self.error = Unavailable(f"the semantic index could not be loaded ({exc!r}); run `magnotia-mcp index`")
+        finally:
+            self.done.set()
+
+
 _lock = threading.Lock()
-_indexes: dict[str, Loaded] = {}
+_ready: dict[str, Searcher] = {}
+_loads: dict[str, _Load] = {}
 _models: dict[tuple[str, str], StaticModel] = {}
 
 
-def _load_index(store: Path) -> Loaded:
+def _load_index(store: Path, stamp: tuple[object, ...]) -> Loaded:
     path = indexfile.location(store)
-    stamp = _stamp(path)
-    cached = _indexes.get(str(store))
-    if cached is not None and cached.stamp == stamp:
-        return cached
     try:
         found = indexfile.open_existing(store)
     except OSError as exc:
@@ -127,9 +156,7 @@ def _load_index(store: Path) -> Loaded:
     dims = int(meta.get("dims", "0"))
     if dims <= 0 or any(len(row[8]) != dims for row in rows):
         raise Unavailable("the semantic index is damaged (a vector of the wrong size); run `magnotia-mcp index`")
-    loaded = Loaded(path, stamp, meta, rows)
-    _indexes[str(store)] = loaded
-    return loaded
+    return Loaded(path, stamp, meta, rows)
 
 
 def _load_model(meta: dict[str, str]) -> StaticModel:
@@ -195,8 +222,31 @@ class Searcher:
         return out
 
 
-def searcher(store: Path) -> Searcher:
-    """The store's index and model, loaded (or reused); Unavailable says why search must go by words."""
+def searcher(store: Path, wait: float = WAIT) -> Searcher:
+    """The store's index and model; Unavailable says why this search must go by words.
+
+    Loading runs on a thread of its own and no call waits for it longer than wait: a large index takes
+    seconds to load (it is read whole into memory), and a search answers by words meanwhile, saying so.
+    When the index file changed, the one already loaded answers until the new one is in.
+    """
+    key = str(store)
+    stamp = _stamp(indexfile.location(store))
     with _lock:
-        index = _load_index(store)
-        return Searcher(index, _load_model(index.meta))
+        ready = _ready.get(key)
+        if ready is not None and ready.index.stamp == stamp:
+            return ready
+        load = _loads.get(key)
+        if load is None or load.stamp != stamp:
+            load = _loads[key] = _Load(store, stamp)
+    if ready is not None and not load.done.is_set():
+        return ready  # the file changed: the last index answers while the new one loads
+    if not load.done.wait(wait):
+        raise Unavailable(
+            "the semantic index is still loading (a large one takes a few seconds); this search went by words"
+        )
+    if load.error is not None:
+        raise load.error
+    assert load.result is not None
+    with _lock:
+        _ready[key] = load.result
+    return load.result

@@ -1,0 +1,46 @@
+"""A search never waits on a long index load: it goes by words and says so, and the load goes on.
+
+In-process, on a real index built by the command: the load is held on an event (standing in for a
+large index's seconds of reading), so what a search sees while it runs is decided by order, not time.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from magnotia_mcp.search.semantic import nearest
+from tests.semantic import stores
+from tests.semantic.conftest import Index
+
+
+def test_a_search_during_a_load_goes_by_words_and_the_next_uses_the_index(
+    index: Index, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    assert index(db, "--model", str(model_dir)).returncode == 0
+    release = threading.Event()
+    real = nearest._load_index
+    loads: list[Path] = []
+
+    def held(store: Path, stamp: tuple[Any, ...]) -> nearest.Loaded:
+        loads.append(store)
+        assert release.wait(60)
+        return real(store, stamp)
+
+    monkeypatch.setattr(nearest, "_load_index", held)
+    with pytest.raises(nearest.Unavailable, match="still loading"):
+        nearest.searcher(db, wait=0)
+    with pytest.raises(nearest.Unavailable, match="still loading"):
+        nearest.searcher(db, wait=0)  # the same load, not a second one
+    assert loads == [db]
+    release.set()
+    ready = nearest.searcher(db, wait=60)
+    assert ready.covered == 5
+    assert nearest.searcher(db, wait=0) is ready  # loaded once, then reused
+    found = ready.near("new head of development", 5).found
+    assert found[0].doc == stores.LEAD_DE
+    assert loads == [db]
