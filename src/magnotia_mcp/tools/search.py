@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp.args import cursors
 from magnotia_mcp.args.checks import time_range
@@ -10,6 +10,12 @@ from magnotia_mcp.budget import PageCost, answer_cost, fit_page
 from magnotia_mcp.errors import InvalidArguments
 from magnotia_mcp.tools import hints, schema
 from magnotia_mcp.tools.base import Tool, ToolContext
+
+if TYPE_CHECKING:  # annotations only: the query language and numpy load on the first search, not at start-up
+    from pathlib import Path
+
+    from magnotia_mcp.search.querylang import Query
+    from magnotia_mcp.search.semantic.nearest import Near
 
 
 async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
@@ -91,10 +97,10 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
 
 
 MAX_HITS = 50
-NEAR = 4  # transcripts asked of the semantic index per hit wanted: some are filtered out or in the trash
+NEAR = 4  # the index is asked for 4 transcripts per hit a search may return: some are filtered out or trashed
 
 
-async def _meaning(ctx: ToolContext, args: dict[str, Any], query: Any) -> tuple[Any, dict[str, Any] | None]:
+async def _meaning(ctx: ToolContext, args: dict[str, Any], query: Query) -> tuple[Near | None, dict[str, Any] | None]:
     """The transcripts nearest the query in meaning, and what to say of the semantic index; (None, None) without one.
 
     Only a search by relevance, not restricted to a speaker, asks the index. Nothing of the semantic
@@ -116,7 +122,7 @@ async def _meaning(ctx: ToolContext, args: dict[str, Any], query: Any) -> tuple[
     return await asyncio.to_thread(_nearest, path, args["query"], NEAR * MAX_HITS)
 
 
-def _nearest(path: Any, text: str, limit: int) -> tuple[Any, dict[str, Any]]:
+def _nearest(path: Path, text: str, limit: int) -> tuple[Near | None, dict[str, Any]]:
     try:
         from magnotia_mcp.search.semantic.nearest import Unavailable, searcher
     except ImportError as exc:
