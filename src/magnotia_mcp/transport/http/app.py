@@ -244,7 +244,7 @@ class Exchange:
         self.app = app
         self.request = request
         self.server = app.new_server(None if request.modern else request.revision)
-        self.out: asyncio.Queue[sse.Sent] = asyncio.Queue()
+        self.out: asyncio.Queue[sse.Sent | None] = asyncio.Queue()
         self.new_session = Sessions.new_id() if request.opens_session else None
 
     def put(self, data: bytes, kind: Reply) -> None:
