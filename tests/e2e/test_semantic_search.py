@@ -165,7 +165,6 @@ def test_a_partial_index_says_how_much_it_covers(
     build_index(db)
     conn = sqlite3.connect(indexfile.location(db))
     with conn:  # as an interrupted build leaves it: some transcripts done, not complete
-        conn.execute("DELETE FROM chunks WHERE doc IN (?, ?)", (stores.BUDGET, stores.LEAD))
         conn.execute("DELETE FROM docs WHERE id IN (?, ?)", (stores.BUDGET, stores.LEAD))
         conn.execute("UPDATE meta SET value = '0' WHERE key = 'complete'")
     conn.close()

@@ -31,7 +31,7 @@ def indexed(db: Path) -> dict[str, int]:
     """Chunks per transcript in the store's index."""
     conn = sqlite3.connect(indexfile.location(db))
     try:
-        return dict(conn.execute("SELECT doc, count(*) FROM chunks GROUP BY doc").fetchall())
+        return dict(conn.execute("SELECT id, chunks FROM docs").fetchall())
     finally:
         conn.close()
 

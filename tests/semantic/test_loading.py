@@ -6,13 +6,14 @@ large index's seconds of reading), so what a search sees while it runs is decide
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from magnotia_mcp.search.semantic import nearest
+from magnotia_mcp.search.semantic import indexfile, nearest
 from tests.semantic import stores
 from tests.semantic.conftest import Index
 
@@ -44,3 +45,15 @@ def test_a_search_during_a_load_goes_by_words_and_the_next_uses_the_index(
     found = ready.near("new head of development", 5).found
     assert found[0].doc == stores.LEAD_DE
     assert loads == [db]
+
+
+def test_a_row_whose_arrays_do_not_fit_is_never_trusted(index: Index, model_dir: Path, tmp_path: Path) -> None:
+    """A damaged row (a vector cut short) makes the whole index unusable, said, rather than read out of bounds."""
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    assert index(db, "--model", str(model_dir)).returncode == 0
+    conn = sqlite3.connect(indexfile.location(db))
+    with conn:
+        conn.execute("UPDATE docs SET vectors = substr(vectors, 1, 10) WHERE id = ?", (stores.LEAD_DE,))
+    conn.close()
+    with pytest.raises(nearest.Unavailable, match="damaged"):
+        nearest.searcher(db, wait=60)

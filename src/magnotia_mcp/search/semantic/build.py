@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,12 +48,11 @@ class Report:
     kept: int = field(default=0)  # transcripts already up to date
 
 
-def quantized(vectors: NDArray[np.float32]) -> Iterator[tuple[float, bytes]]:
-    """Each unit row as (scale, int8 bytes): row ≈ scale * int8."""
-    peaks = np.abs(vectors).max(axis=1)
-    for row, peak in zip(vectors, peaks, strict=True):
-        scale = float(peak) / 127.0 if peak > 0 else 1.0
-        yield scale, np.round(row / scale).astype(np.int8).tobytes()
+def quantized(vectors: NDArray[np.float32]) -> tuple[NDArray[np.float32], NDArray[np.int8]]:
+    """The rows as scales and int8 rows: row ≈ scale * int8 row (a zero row keeps scale 1)."""
+    peaks = np.abs(vectors).max(axis=1) if len(vectors) else np.zeros(0, np.float32)
+    scales = np.where(peaks > 0, peaks / 127.0, 1.0).astype(np.float32)
+    return scales, np.round(vectors / scales[:, None]).astype(np.int8)
 
 
 def _open_index(store: Path, meta: dict[str, str], report: Report) -> sqlite3.Connection:
@@ -124,7 +123,6 @@ def update(
         index.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('complete', '0')")
         for i in range(0, len(gone), 500):
             marks = ",".join("?" * len(gone[i : i + 500]))
-            index.execute(f"DELETE FROM chunks WHERE doc IN ({marks})", gone[i : i + 500])
             index.execute(f"DELETE FROM docs WHERE id IN ({marks})", gone[i : i + 500])
         index.execute("COMMIT")
         report.removed = len(gone)
@@ -153,24 +151,30 @@ def update(
 
 
 def _embed_batch(source: sqlite3.Connection, index: sqlite3.Connection, model: StaticModel, ids: list[str]) -> int:
-    """Embed one batch of transcripts and replace their chunks, in one transaction; the number of chunks."""
+    """Embed one batch of transcripts and replace their rows, in one transaction; the number of windows."""
     found = _contents(source, ids)
-    pieces = [(tid, piece) for tid, _, _, title, text, segs in found for piece in chunks(title, text, segs)]
-    vectors = model.embed([piece.text for _, piece in pieces])
+    cut = [chunks(title, text, segs) for _, _, _, title, text, segs in found]
+    scales, rows = quantized(model.embed([piece.text for pieces in cut for piece in pieces]))
+    packed = []
+    at = 0
+    for (tid, stamp, created, *_), pieces in zip(found, cut, strict=True):
+        n = len(pieces)
+        seqs = [v if v is not None else -1 for p in pieces for v in (p.first_seq, p.last_seq)]
+        packed.append(
+            (
+                tid,
+                stamp,
+                created,
+                n,
+                np.asarray([p.kind for p in pieces], dtype=np.uint8).tobytes(),
+                np.asarray(seqs, dtype=np.int32).tobytes(),
+                scales[at : at + n].tobytes(),
+                rows[at : at + n].tobytes(),
+            )
+        )
+        at += n
     index.execute("BEGIN")
-    marks = ",".join("?" * len(ids))
-    index.execute(f"DELETE FROM chunks WHERE doc IN ({marks})", ids)
-    index.execute(f"DELETE FROM docs WHERE id IN ({marks})", ids)
-    index.executemany(
-        "INSERT INTO docs (id, stamp, created_at) VALUES (?, ?, ?)", [(tid, stamp, at) for tid, stamp, at, *_ in found]
-    )
-    index.executemany(
-        "INSERT INTO chunks (doc, kind, first_seq, last_seq, start_ms, end_ms, speaker, scale, vector)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (tid, p.kind, p.first_seq, p.last_seq, p.start_ms, p.end_ms, p.speaker, scale, blob)
-            for (tid, p), (scale, blob) in zip(pieces, quantized(vectors), strict=True)
-        ],
-    )
+    index.execute(f"DELETE FROM docs WHERE id IN ({','.join('?' * len(ids))})", ids)
+    index.executemany(f"INSERT INTO docs ({indexfile.DOC_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", packed)
     index.execute("COMMIT")
-    return len(pieces)
+    return at

@@ -3,11 +3,12 @@
 Its name is a hash of the store's absolute path. Before it is trusted it must be a SQLite file
 that passes ``quick_check``, carry our application id and format, and name the same store; a
 file that fails any of these is *unusable*: ``index`` removes and rebuilds it, a search ignores it
-and says to run ``magnotia-mcp index``. Vectors are stored as int8 with one scale per row (a
+and says to run ``magnotia-mcp index``. Vectors are stored as int8 with one scale per window (a
 quarter of float32's size; cosine order barely moves).
 
-Tables: ``meta`` (key, value), ``docs`` (one row per indexed transcript: its id and the stamp of
-the content that was embedded), ``chunks`` (one row per embedded piece: times, speaker, vector).
+Tables: ``meta`` (key, value) and ``docs``, one row per indexed transcript: its id, the stamp of the
+content that was embedded, and its windows as packed arrays (kinds, the segment range each spans,
+scales, vectors), so that a server reads a 10k-transcript index as 10k rows, not 400k.
 """
 
 from __future__ import annotations
@@ -18,26 +19,26 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-FORMAT = "1"
+FORMAT = "2"
 APPLICATION_ID = 0x4D474E58  # "MGNX": what PRAGMA application_id holds in every index file this server writes
 CACHE_ENV = "MAGNOTIA_MCP_CACHE_DIR"  # where index files go instead of the platform's cache folder
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE docs (id TEXT PRIMARY KEY, stamp TEXT NOT NULL, created_at TEXT NOT NULL);
-CREATE TABLE chunks (
-    id INTEGER PRIMARY KEY,
-    doc TEXT NOT NULL REFERENCES docs (id) ON DELETE CASCADE,
-    kind INTEGER NOT NULL,
-    first_seq INTEGER, last_seq INTEGER, start_ms INTEGER, end_ms INTEGER, speaker TEXT,
-    scale REAL NOT NULL,
-    vector BLOB NOT NULL
+CREATE TABLE docs (
+    id TEXT PRIMARY KEY,
+    stamp TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    chunks INTEGER NOT NULL,  -- its windows; each array below holds one item per window, in spoken order
+    kinds BLOB NOT NULL,      -- uint8: title, spoken, text (search/semantic/chunks.py)
+    seqs BLOB NOT NULL,       -- int32 pairs: the first and last segment a window spans, -1 for none
+    scales BLOB NOT NULL,     -- float32: a window's vector is scale * its int8 row
+    vectors BLOB NOT NULL     -- int8, chunks rows of dims
 );
-CREATE INDEX chunks_by_doc ON chunks (doc);
 """
 
 
-CHUNK_COLUMNS = "doc, kind, first_seq, last_seq, start_ms, end_ms, speaker, scale, vector"
+DOC_COLUMNS = "id, stamp, created_at, chunks, kinds, seqs, scales, vectors"
 
 
 class Unusable(Exception):
@@ -87,8 +88,7 @@ def _checked(conn: sqlite3.Connection, store: Path) -> dict[str, str]:
         if check != "ok":
             raise Unusable(f"it is damaged ({check})")
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-        conn.execute(f"SELECT {CHUNK_COLUMNS} FROM chunks LIMIT 0")  # the tables this format has
-        conn.execute("SELECT id, stamp, created_at FROM docs LIMIT 0")
+        conn.execute(f"SELECT {DOC_COLUMNS} FROM docs LIMIT 0")  # the table this format has
     except sqlite3.Error as exc:
         raise Unusable(f"it is not a readable index ({exc})") from None
     if meta.get("format") != FORMAT:
@@ -160,8 +160,7 @@ def state(store: Path, live: int | None) -> dict[str, Any]:
         return {**out, "state": "absent"}
     conn, meta = found
     try:
-        (docs,) = conn.execute("SELECT count(*) FROM docs").fetchone()
-        (pieces,) = conn.execute("SELECT count(*) FROM chunks").fetchone()
+        docs, pieces = conn.execute("SELECT count(*), coalesce(sum(chunks), 0) FROM docs").fetchone()
     finally:
         conn.close()
     complete = live is not None and docs >= live and meta.get("complete") == "1"

@@ -34,11 +34,8 @@ class Unavailable(Exception):
 class Chunk(NamedTuple):
     score: float
     kind: int
-    first_seq: int | None
+    first_seq: int | None  # the segments the window spans (None for a title or text without segments)
     last_seq: int | None
-    start_ms: int | None
-    end_ms: int | None
-    speaker: str | None
 
 
 class Found(NamedTuple):
@@ -57,7 +54,11 @@ class Near(NamedTuple):
 
 
 class Loaded:
-    """One index in memory: chunk vectors (int8 rows and scales) grouped by transcript, and their citations."""
+    """One index in memory: every window's int8 row and scale, grouped by transcript, and the segments it spans.
+
+    rows: (id, chunks, kinds, seqs, scales, vectors) of each transcript with windows; the arrays of all of
+    them are joined once, so the memory is the vectors' own bytes and a few bytes a window, not objects.
+    """
 
     def __init__(
         self, path: Path, stamp: tuple[object, ...], meta: dict[str, str], rows: list[tuple[Any, ...]]
@@ -67,17 +68,18 @@ class Loaded:
         self.meta = meta
         self.dims = int(meta.get("dims", "0"))
         self.complete = meta.get("complete") == "1"
-        self.docs: list[str] = []
-        starts: list[int] = []
-        for i, row in enumerate(rows):
-            if not self.docs or row[0] != self.docs[-1]:
-                self.docs.append(str(row[0]))
-                starts.append(i)
-        self.starts = np.asarray(starts, dtype=np.int64)
-        self.cites = [Chunk(0.0, *row[1:7]) for row in rows]
-        self.scales = np.asarray([row[7] for row in rows], dtype=np.float32)
-        blob = b"".join(row[8] for row in rows)
-        self.vectors = np.frombuffer(blob, dtype=np.int8).reshape(len(rows), self.dims)
+        self.covered = int(meta.get("covered", "0"))
+        self.docs = [str(row[0]) for row in rows]
+        counts = np.asarray([row[1] for row in rows], dtype=np.int64)
+        self.starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64) if rows else counts
+        self.kinds = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.uint8)
+        self.seqs = np.frombuffer(b"".join(row[3] for row in rows), dtype=np.int32).reshape(-1, 2)
+        self.scales = np.frombuffer(b"".join(row[4] for row in rows), dtype=np.float32)
+        self.vectors = np.frombuffer(b"".join(row[5] for row in rows), dtype=np.int8).reshape(-1, self.dims)
+
+    def cite(self, i: int, score: float) -> Chunk:
+        first, last = (int(v) for v in self.seqs[i])
+        return Chunk(score, int(self.kinds[i]), first if first >= 0 else None, last if last >= 0 else None)
 
     def scores(self, query: NDArray[np.float32]) -> NDArray[np.float32]:
         out = np.empty(len(self.vectors), dtype=np.float32)
@@ -149,14 +151,26 @@ def _load_index(store: Path, stamp: tuple[object, ...]) -> Loaded:
     conn, meta = found
     try:
         conn.execute("BEGIN")
-        rows = conn.execute(f"SELECT {indexfile.CHUNK_COLUMNS} FROM chunks ORDER BY doc, id").fetchall()
+        (covered,) = conn.execute("SELECT count(*) FROM docs").fetchone()
+        rows = conn.execute(
+            "SELECT id, chunks, kinds, seqs, scales, vectors FROM docs WHERE chunks > 0 ORDER BY id"
+        ).fetchall()
         conn.execute("COMMIT")
     finally:
         conn.close()
     dims = int(meta.get("dims", "0"))
-    if dims <= 0 or any(len(row[8]) != dims for row in rows):
-        raise Unavailable("the semantic index is damaged (a vector of the wrong size); run `magnotia-mcp index`")
-    return Loaded(path, stamp, meta, rows)
+    if dims <= 0 or not all(_fits(row, dims) for row in rows):
+        raise Unavailable("the semantic index is damaged (arrays of the wrong size); run `magnotia-mcp index`")
+    return Loaded(path, stamp, {**meta, "covered": str(covered)}, rows)
+
+
+def _fits(row: tuple[Any, ...], dims: int) -> bool:
+    """A transcript's packed arrays hold exactly its windows' items (a damaged or foreign row does not)."""
+    _, n, kinds, seqs, scales, vectors = row
+    blobs = (kinds, seqs, scales, vectors)
+    if not isinstance(n, int) or n <= 0 or not all(isinstance(b, bytes) for b in blobs):
+        return False
+    return (len(kinds), len(seqs), len(scales), len(vectors)) == (n, 8 * n, 4 * n, n * dims)
 
 
 def _load_model(meta: dict[str, str]) -> StaticModel:
@@ -189,7 +203,8 @@ class Searcher:
 
     @property
     def covered(self) -> int:
-        return len(self.index.docs)
+        """The transcripts the index holds (those without a word have no window, and count)."""
+        return self.index.covered
 
     def near(self, text: str, limit: int) -> Near:
         """The transcripts nearest text, and a way to pick, among a chunk's segments, the one nearest it."""
@@ -217,7 +232,7 @@ class Searcher:
                 break
             lo, hi = int(index.starts[d]), int(ends[d])
             top = lo + np.argsort(-scores[lo:hi], kind="stable")[:CITED]
-            chunks = [index.cites[i]._replace(score=float(scores[i])) for i in top if scores[i] >= FLOOR]
+            chunks = [index.cite(int(i), float(scores[i])) for i in top if scores[i] >= FLOOR]
             out.append(Found(index.docs[d], float(best[d]), chunks))
         return out
 
