@@ -214,3 +214,16 @@ def test_a_cache_folder_inside_the_store_folder_is_refused(
     assert done.returncode == 1
     assert "the index would go into the store's folder" in done.stderr
     assert folder_state(db.parent) == before
+
+
+def test_a_cache_folder_that_cannot_be_written_says_so(
+    model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder should be")
+    monkeypatch.setenv(indexfile.CACHE_ENV, str(blocker))
+    done = run_cli("index", "--db", str(db), "--model", str(model_dir))
+    assert done.returncode == 1
+    assert "cannot write the index at" in done.stderr
+    assert "Traceback" not in done.stderr

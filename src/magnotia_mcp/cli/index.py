@@ -7,6 +7,7 @@ summary goes to stdout. Exit 0 when the index is complete, 1 on an error that sa
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -92,6 +93,11 @@ def run_index(db: str | None, *, model: str | None, drop: bool) -> int:
         report = update(store, loaded, meta, Bar(sys.stderr))
     except StoreError as exc:
         return _fail(str(exc))
+    except (OSError, sqlite3.Error) as exc:  # the cache folder: not writable, full, not a folder
+        return _fail(
+            f"cannot write the index at {indexfile.location(store)} ({exc}); set ${indexfile.CACHE_ENV} to a folder "
+            "you may write"
+        )
     except KeyboardInterrupt:
         print("\ninterrupted: what was finished is kept; run `magnotia-mcp index` again to go on", file=sys.stderr)
         return 130

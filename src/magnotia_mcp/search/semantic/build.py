@@ -110,7 +110,11 @@ def update(
     source, _ = open_readonly(store)
     # The app should write only UTF-8; a bad byte must not stop the index (the server reads it the same way).
     source.text_factory = lambda raw: raw.decode("utf-8", "replace")
-    index = _open_index(store, meta, report)
+    try:
+        index = _open_index(store, meta, report)
+    except BaseException:
+        source.close()
+        raise
     try:
         live = {row[0]: (row[1], row[2]) for row in source.execute(_LIVE)}
         report.live = len(live)
