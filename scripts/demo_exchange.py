@@ -63,7 +63,8 @@ def main() -> int:
 
     model = Path(static_model.__file__).parent / "model"
     with tempfile.TemporaryDirectory(prefix="magnotia-demo-") as tmp:
-        db = build_sample_store(Path(tmp) / "magnotia.db")
+        (Path(tmp) / "app").mkdir()
+        db = build_sample_store(Path(tmp) / "app" / "magnotia.db")  # the index goes beside the app's folder
         os.environ["MAGNOTIA_MCP_CACHE_DIR"] = str(Path(tmp) / "cache")  # the index, removed with the folder
         command = [sys.executable, "-m", "magnotia_mcp", "index", "--db", str(db), "--model", str(model)]
         print("$ magnotia-mcp index --db <sample store> --model <tokenlearn-static-model's model>")
@@ -72,6 +73,17 @@ def main() -> int:
         if done.returncode != 0:
             return done.returncode
         return converse(["--db", str(db)], [EXCHANGE[0], *BY_MEANING])
+
+
+def cited(hit: dict[str, Any]) -> str:
+    """A hit found by meaning in one line: its title, and the moment it cites (time, speaker, words)."""
+    line = f"{hit['title']!r} (similarity {hit['similarity']})"
+    if hit["moments"]:
+        moment = hit["moments"][0]
+        seconds = moment["start_ms"] // 1000
+        who = f" {moment['speaker']}" if moment["speaker"] else ""
+        line += f", at {seconds // 60:02d}:{seconds % 60:02d}{who}: {moment['snippet']!r}"
+    return line
 
 
 def converse(args: list[str], exchange: Exchange) -> int:
@@ -94,6 +106,10 @@ def converse(args: list[str], exchange: Exchange) -> int:
         result = response.get("result", {})
         if method == "tools/call" and "content" in result:
             print(textwrap.indent(result["content"][0]["text"][:900], "   | "))
+            answer = {} if result.get("isError") else json.loads(result["content"][0]["text"])
+            for hit in answer.get("hits", []):
+                if hit.get("matched_by") in ("meaning", "both"):
+                    print(f"   found by {hit['matched_by']}: {cited(hit)}")
         if method == "initialize":
             proc.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
         print()
