@@ -106,7 +106,7 @@ def test_every_store_shape_is_indexed_and_searched_by_meaning(
     if launcher.kind not in ("package", "script"):
         pytest.skip("the one-file build and the image have no semantic extra")
     folder = next(folders)
-    db = write(shape, folder / "magnotia.db")
+    db = write(shape, folder / "app" / "magnotia.db")  # the index goes beside the app's folder, never in it
     home = folder / "home"
     env = {"HOME": str(home), "XDG_DATA_HOME": str(home / "xdg"), indexfile.CACHE_ENV: str(folder / "cache")}
     first = build(db, env)
