@@ -46,6 +46,7 @@ class Report:
     seconds: float = 0.0
     interrupted: bool = False
     kept: int = field(default=0)  # transcripts already up to date
+    complete: bool = False  # the index was complete before this run (then a run with nothing to do writes nothing)
 
 
 def quantized(vectors: NDArray[np.float32]) -> tuple[NDArray[np.float32], NDArray[np.int8]]:
@@ -55,20 +56,29 @@ def quantized(vectors: NDArray[np.float32]) -> tuple[NDArray[np.float32], NDArra
     return scales, np.round(vectors / scales[:, None]).astype(np.int8)
 
 
-def _open_index(store: Path, meta: dict[str, str], report: Report) -> sqlite3.Connection:
+def _open_index(store: Path, meta: dict[str, str], report: Report, rebuild: bool) -> sqlite3.Connection:
+    """The store's index, to update; a new one where there is none to trust (Unusable instead, unless rebuild)."""
     try:
         found = indexfile.open_existing(store, readonly=False)
     except indexfile.Unusable as exc:
+        if not rebuild:
+            raise
         report.rebuilt = f"the old index could not be trusted: {exc}"
         return indexfile.create(store, meta)
     if found is None:
+        if not rebuild:
+            raise indexfile.Unusable("it is gone")
         return indexfile.create(store, meta)
     conn, old = found
     if old.get("model_sha256") != meta["model_sha256"]:
         conn.close()
+        if not rebuild:
+            raise indexfile.Unusable(f"it was built with another model ({old.get('model_name', '?')})")
         report.rebuilt = f"it was built with another model ({old.get('model_name', '?')})"
         return indexfile.create(store, meta)
-    conn.execute("UPDATE meta SET value = ? WHERE key = 'model_path'", (meta["model_path"],))
+    if old.get("model_path") != meta["model_path"]:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'model_path'", (meta["model_path"],))
+    report.complete = old.get("complete") == "1"
     return conn
 
 
@@ -100,9 +110,13 @@ def update(
     model: StaticModel,
     meta: dict[str, str],
     progress: Callable[[int, int], None] | None = None,
+    *,
+    rebuild: bool = True,
 ) -> Report:
     """Bring the index of store up to date with it, embedding with model; meta names the model (name, path, sha256).
 
+    With rebuild False (the server keeping an index current) an index that is absent, untrusted or of
+    another model is left as it is, raising Unusable: only the `index` command starts one afresh.
     Raises StoreError when the store cannot be read; KeyboardInterrupt keeps what was committed.
     """
     started = time.monotonic()
@@ -111,7 +125,7 @@ def update(
     # The app should write only UTF-8; a bad byte must not stop the index (the server reads it the same way).
     source.text_factory = lambda raw: raw.decode("utf-8", "replace")
     try:
-        index = _open_index(store, meta, report)
+        index = _open_index(store, meta, report, rebuild)
     except BaseException:
         source.close()
         raise
@@ -123,6 +137,8 @@ def update(
         todo = sorted((doc for doc, (stamp, _) in live.items() if indexed.get(doc) != stamp), key=lambda d: live[d][1])
         todo.reverse()  # newest first: what a user asks about most is indexed first
         report.kept = len(live) - len(todo)
+        if not gone and not todo and report.complete:
+            return report  # nothing to do: the file is not touched (a server that reads it need not reload it)
         index.execute("BEGIN")
         index.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('complete', '0')")
         for i in range(0, len(gone), 500):

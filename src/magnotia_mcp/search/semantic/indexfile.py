@@ -71,8 +71,8 @@ def location(store: Path) -> Path:
     return cache_folder() / "index" / f"{digest}.sqlite3"
 
 
-def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
-    uri = path.resolve().as_uri() + ("?mode=ro" if readonly else "?mode=rwc")
+def _connect(path: Path, *, mode: str) -> sqlite3.Connection:
+    uri = path.resolve().as_uri() + f"?mode={mode}"
     conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False, timeout=5.0)
     conn.execute("PRAGMA trusted_schema = OFF")
     return conn
@@ -104,7 +104,8 @@ def open_existing(store: Path, *, readonly: bool = True) -> tuple[sqlite3.Connec
     if not path.is_file():
         return None
     try:
-        conn = _connect(path, readonly=readonly)
+        # rw, not rwc: a file removed since is_file() is not created again, empty, in its place.
+        conn = _connect(path, mode="ro" if readonly else "rw")
     except sqlite3.Error as exc:
         raise Unusable(f"it cannot be opened ({exc})") from None
     try:
@@ -121,7 +122,7 @@ def create(store: Path, meta: dict[str, str]) -> sqlite3.Connection:
     remove(store)
     # Created private before SQLite opens it (its -wal and -shm take the same mode): vectors tell what was said.
     os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    conn = _connect(path, readonly=False)
+    conn = _connect(path, mode="rw")
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     conn.executescript("BEGIN;" + SCHEMA + "COMMIT;")
