@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,17 @@ def ids(result: dict[str, Any]) -> list[str]:
     return [hit["transcript_id"] for hit in result["hits"]]
 
 
+def eventually(server: ServerProcess, query: str, done: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    """Search until done(answer): the server refreshes its index on a thread of its own, so this waits on an event."""
+    deadline = time.monotonic() + 120  # a bound for a broken server, not a speed: it is never asserted on
+    while True:
+        result = search(server, query=query)
+        if done(result):
+            return result
+        assert time.monotonic() < deadline, f"the server never got there; its last answer: {result}"
+        time.sleep(0.05)
+
+
 def test_paraphrase_and_other_languages_are_found_by_meaning(
     store: Path, start_server: Start, launcher: Launcher
 ) -> None:
@@ -134,7 +146,7 @@ def test_filters_and_the_trash_hold_for_meaning(store: Path, start_server: Start
     assert stores.LEAD_DE not in ids(search(server, query="new head of development", source="dictation"))
     assert stores.LEAD_DE not in ids(search(server, query="new head of development", until=ts(6)))
     assert stores.LEAD_DE in ids(search(server, query="new head of development", since=ts(6)))
-    # Trashed after the index was built, and the index not updated: the store's word wins.
+    # Trashed after the index was built (before the server catches up with it): the store's word wins.
     conn = sqlite3.connect(store)
     with conn:
         conn.execute("UPDATE transcripts SET deleted_at = ? WHERE id = ?", (ts(20), stores.LEAD_DE))
@@ -172,3 +184,51 @@ def test_a_partial_index_says_how_much_it_covers(
     result = search(server, query="new head of development")
     assert result["semantic"] == {"used": True, "transcripts": 3, "complete": False}
     assert ids(result)[0] == stores.LEAD_DE
+    # The server finishes the index by itself, on a thread of its own; later answers say so.
+    done = eventually(server, "new head of development", lambda r: r["semantic"]["complete"])
+    assert done["semantic"] == {"used": True, "transcripts": 5, "complete": True}
+
+
+NEW = "b0000000-0000-4000-8000-0000000000aa"
+
+
+def test_the_server_keeps_its_index_current(store: Path, start_server: Start, launcher: Launcher) -> None:
+    """A meeting recorded while the server runs is found by meaning without `index`; a trashed one is forgotten."""
+    if launcher.kind == "frozen":
+        pytest.skip("the one-file build has no semantic extra")
+    server = started(start_server, store)
+    assert search(server, query="new head of development")["semantic"]["complete"] is True
+    conn = sqlite3.connect(store)
+    with conn:  # as the app writes a new meeting, and trashes an old one
+        conn.execute(
+            "INSERT INTO transcripts (id, title, source, language, raw_text, created_at, updated_at)"
+            " VALUES (?, 'Weekly', 'meeting', 'de', '', ?, ?)",
+            (NEW, ts(30), ts(30)),
+        )
+        conn.execute(
+            "INSERT INTO segments (transcript_id, seq, start_ms, end_ms, speaker, text)"
+            " VALUES (?, 0, 0, 4000, 'Mara', 'Ab März übernehme ich die Leitung der Entwicklung.')",
+            (NEW,),
+        )
+        conn.execute("UPDATE transcripts SET deleted_at = ? WHERE id = ?", (ts(31), stores.LEAD_DE))
+    conn.close()
+    found = eventually(
+        server, "new head of development", lambda r: bool(r["hits"]) and r["hits"][0]["transcript_id"] == NEW
+    )
+    hit = found["hits"][0]
+    assert hit["matched_by"] == "meaning"
+    assert (hit["moments"][0]["speaker"], hit["moments"][0]["seq"]) == ("Mara", 0)
+    assert stores.LEAD_DE not in ids(found)
+    current = eventually(server, "new head of development", lambda r: r["semantic"]["complete"])
+    assert current["semantic"]["transcripts"] == 5  # one new, one trashed
+    index = sqlite3.connect(indexfile.location(store))
+    try:
+        assert {row[0] for row in index.execute("SELECT id FROM docs")} == {
+            stores.BUDGET,
+            stores.LEAD,
+            stores.BUDGET_PT,
+            stores.EXPORT,
+            NEW,
+        }  # the trashed meeting's vectors are gone from our file too
+    finally:
+        index.close()

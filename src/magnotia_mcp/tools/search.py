@@ -135,11 +135,12 @@ def _nearest(path: Path, text: str, limit: int) -> tuple[Near | None, dict[str, 
         found = searcher(path)
     except Unavailable as exc:
         return None, {"used": False, "why": f"{exc}; this search went by words only"}
-    return found.near(text, limit), {
-        "used": True,
-        "transcripts": found.covered,
-        "complete": found.index.complete,
-    }
+    from magnotia_mcp.search.semantic import refresh
+
+    near = found.near(text, limit)
+    complete = found.index.complete and not refresh.behind(path, found)
+    refresh.after_search(path, found)  # new transcripts are embedded on a thread of its own, for the next searches
+    return near, {"used": True, "transcripts": found.covered, "complete": complete}
 
 
 _TIME = {
@@ -196,8 +197,8 @@ SEMANTIC = {
         optional=("transcripts", "complete", "why"),
     ),
     "description": "Whether the semantic index took part (hits found by meaning say matched_by); how many "
-    "transcripts it covers and whether it is complete (a partial index finds by meaning only among those); "
-    "or why it could not be used.",
+    "transcripts it covers and whether it is complete (a partial index finds by meaning only among those; the "
+    "server catches up with new transcripts by itself); or why it could not be used.",
 }
 
 SEARCH_TRANSCRIPTS = Tool(

@@ -90,7 +90,7 @@ class Loaded:
         return out
 
 
-def _stamp(path: Path) -> tuple[object, ...]:
+def index_stamp(path: Path) -> tuple[object, ...]:
     """What changes when `magnotia-mcp index` writes the file: equal stamps, the same index.
 
     An empty -wal does not count: reading the file (our own load) may leave one, and that is no change.
@@ -246,7 +246,7 @@ def searcher(store: Path, wait: float = WAIT) -> Searcher:
     When the index file changed, the one already loaded answers until the new one is in.
     """
     key = str(store)
-    stamp = _stamp(indexfile.location(store))
+    stamp = index_stamp(indexfile.location(store))
     with _lock:
         ready = _ready.get(key)
         if ready is not None and ready.index.stamp == stamp:
