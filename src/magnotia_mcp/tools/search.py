@@ -39,7 +39,7 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
             sink(rows, None, f"scanned {rows} transcripts")
 
     budget = args["max_tokens"]
-    near, semantic = await _meaning(ctx, args, query)
+    near, semantic = await _meaning(ctx, args, query, limit)
 
     counted = PageCost([], "hits", ctx.copies)
 
@@ -100,7 +100,9 @@ MAX_HITS = 50
 NEAR = 4  # the index is asked for 4 transcripts per hit a search may return: some are filtered out or trashed
 
 
-async def _meaning(ctx: ToolContext, args: dict[str, Any], query: Query) -> tuple[Near | None, dict[str, Any] | None]:
+async def _meaning(
+    ctx: ToolContext, args: dict[str, Any], query: Query, limit: int
+) -> tuple[Near | None, dict[str, Any] | None]:
     """The transcripts nearest the query in meaning, and what to say of the semantic index; (None, None) without one.
 
     Only a search by relevance, not restricted to a speaker, asks the index. Nothing of the semantic
@@ -119,7 +121,9 @@ async def _meaning(ctx: ToolContext, args: dict[str, Any], query: Query) -> tupl
         return None, None
     import asyncio
 
-    return await asyncio.to_thread(_nearest, path, args["query"], NEAR * MAX_HITS)
+    # A filter may leave few of the nearest: then as many as a search may ever return are asked for, to filter.
+    filtered = any(k in args for k in ("since", "until", "source"))
+    return await asyncio.to_thread(_nearest, path, args["query"], NEAR * (MAX_HITS if filtered else limit))
 
 
 def _nearest(path: Path, text: str, limit: int) -> tuple[Near | None, dict[str, Any]]:
