@@ -270,11 +270,13 @@ def bench(session: nox.Session) -> None:
     Writes benchmarks/results/latest.md and latest.png; every figure comes with the
     in-process sqlite3 floor measured in the same run. Add `-- --frozen dist/magnotia-mcp`
     to include a frozen build. The [http] extra is installed for the HTTP part (`serve --http`
-    next to stdio on the 10k store; a short pass in smoke runs).
+    next to stdio on the 10k store; a short pass in smoke runs), the [semantic] extra and a small
+    model for search by meaning (index, hybrid against words, RSS, the judged sets; 1k in smoke runs).
     """
     # Compiled on install, as pip does for users: else (uv's default, or PYTHONDONTWRITEBYTECODE set) every
     # spawn the benchmark times would compile the package from source first.
     session.env["UV_COMPILE_BYTECODE"] = "1"
     install_project(session)
-    session.install(".[http]", "matplotlib")
+    # Search by meaning is measured with the small model a registry package ships (benchmarks/meaning.py).
+    session.install(".[http,semantic]", "matplotlib", "tokenlearn-static-model==0.1.1")
     session.run("python", "benchmarks/run.py", "--console-script", *session.posargs)

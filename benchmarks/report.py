@@ -395,6 +395,7 @@ def markdown(report: Json) -> str:
     lines += _search_groups(report)
     lines += _phases(report)
     lines += _relevance(report.get("relevance"))
+    lines += _semantic(report.get("semantic"))
     lines += _http(report.get("http"))
     lines += before_after.section(report)
     lines += ["", "## Targets", "", "| store | server | target | measured | status |", "|---|---|---|---|---|"]
@@ -620,3 +621,47 @@ def chart(report: Json, path: Path) -> str | None:
     fig.savefig(path, dpi=80)
     plt.close(fig)
     return None
+
+
+def _semantic(fig: Json | None) -> list[str]:
+    """Search by meaning (benchmarks/meaning.py): index, query, hybrid against words, judged sets, targets."""
+    if not fig:
+        return []
+    if "skipped" in fig:
+        return ["", "## Search by meaning", "", f"Not measured: {fig['skipped']}."]
+    i, h, w, q = fig["index"], fig["hybrid"], fig["words"], fig["query_ms"]
+    lines = [
+        "",
+        f"## Search by meaning ({fig['store']} store)",
+        "",
+        f"Model: `{fig['model']}`. `benchmarks/meaning.py` says what each figure is; the words-only server is"
+        " the same package with no index (the figures without the extra are those above: nothing is imported).",
+        "",
+        f"- index from nothing: {i['seconds']:.1f} s, {i['transcripts']:,} transcripts, {i['windows']:,} windows"
+        f" ({i['windows_per_s']:,.0f}/s), file {i['bytes'] / 1e6:.1f} MB, peak RSS {i['peak_rss_mib']:.0f} MiB",
+        f"- query embedding p50 / p90: {_fmt_or_dash(q.get('p50'))} / {_fmt_or_dash(q.get('p90'))} ms",
+        "",
+        "| server | searches | p50 ms | p90 ms | peak RSS MiB |",
+        "|---|---|---|---|---|",
+    ]
+    for label, v in (("words only", w), ("hybrid", h)):
+        s = v["search_ms"]
+        lines.append(
+            f"| {label} | {s.get('n', 0)} | {_fmt_or_dash(s.get('p50'))} | {_fmt_or_dash(s.get('p90'))}"
+            f" | {_fmt_or_dash(v['peak_rss_mib'], 0)} |"
+        )
+    lines += ["", "| judged set | MRR | recall@5 | held-out MRR | held-out recall@5 |", "|---|---|---|---|---|"]
+    for kind, k in fig["judged"]["kinds"].items():
+        held = fig["judged"]["held_out"].get(kind, {})
+        lines.append(
+            f"| {kind} | {_fmt_or_dash(k.get('mrr'), 3)} | {_fmt_or_dash(k.get('recall_at_5'), 3)}"
+            f" | {_fmt_or_dash(held.get('mrr'), 3)} | {_fmt_or_dash(held.get('recall_at_5'), 3)} |"
+        )
+    lines += ["", "| target | measured | status |", "|---|---|---|"]
+    for name, value, ok in fig["targets"]:
+        lines.append(f"| {name} | {_fmt_or_dash(value)} | {'met' if ok else 'not met'} |")
+    return lines
+
+
+def _fmt_or_dash(x: float | None, digits: int = 1) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:,.{digits}f}"

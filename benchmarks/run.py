@@ -17,6 +17,9 @@ server the way a host drives it: raw JSON lines over the child's stdin/stdout.
              and question-style queries, and those searches' round trips
   pings      pipelined `ping` requests per second (all written before any read)
   peak RSS   VmHWM of the server (and its children) before stdin is closed
+  meaning    search by meaning (issue 21, meaning.py) on one store (--semantic-size, default
+             10k; smoke 1k): `index` from nothing, a query's embedding, hybrid searches
+             interleaved with words-only ones, RSS with the model, the judged sets by meaning
   HTTP       `serve --http` (issue 12) on one store (--http-size, default 10k), the
              first server command only: the workload's calls and single pings over
              one keep-alive connection interleaved call by call with a stdio server's,
@@ -59,6 +62,7 @@ from typing import Any
 # The modules next to this file: `python benchmarks/run.py` puts this directory first on sys.path.
 import generate
 import httpbench
+import meaning
 import phases
 import readme
 import relevance
@@ -188,6 +192,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=None,
         help="pings per pings/s burst, 3 bursts (default: 6000; smoke: 100 in 1 burst)",
     )
+    ap.add_argument(
+        "--semantic-size",
+        default=None,
+        help="the store search by meaning is measured on, one of --sizes (default: 10k if measured, else the"
+        " smallest; smoke: 1k); 'none' skips it. Needs the semantic extra",
+    )
+    ap.add_argument(
+        "--model",
+        type=Path,
+        default=None,
+        help="the model folder for search by meaning (default: the one tokenlearn-static-model ships)",
+    )
     args = ap.parse_args(argv)
     args.sizes = args.sizes or ("1k" if args.smoke else "1k,10k,100k")
     args.calls = args.calls or (20 if args.smoke else 300)
@@ -205,7 +221,23 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         ap.error("--calls, --spawn-runs and --pings must be positive")
     args.http_pings = args.http_pings or (100 if args.smoke else 6000)
     args.http_store = http_store(args.http_size, args.size_list, ap)
+    args.semantic_store = semantic_store(args.semantic_size, args.size_list, ap)
     return args
+
+
+def semantic_store(choice: str | None, sizes: list[int], ap: argparse.ArgumentParser) -> int | None:
+    """The store size of the part by meaning (None: skipped): indexing 100k takes a quarter of an hour."""
+    if choice is None:
+        return 10_000 if 10_000 in sizes else min(sizes)
+    if choice.strip().lower() == "none":
+        return None
+    try:
+        size = generate.parse_size(choice)
+    except ValueError as e:
+        ap.error(str(e))
+    if size not in sizes:
+        ap.error(f"--semantic-size {choice} is not one of --sizes")
+    return size
 
 
 def http_store(choice: str | None, sizes: list[int], ap: argparse.ArgumentParser) -> int | None:
@@ -299,6 +331,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             # In-process (phases.py): the installed package with timing wrappers, the same searches.
             log(f"store {entry['label']}: search phases, in-process")
             entry["phases"] = phases.measure_store(store, args.seed, args.calls)
+        if size == args.semantic_store:
+            report["semantic"] = measure_semantic_part(servers[0][2], store, workload, args)
         if size == args.http_store:
             report["http"] = measure_http_part(servers[0][2], store, workload, args, entry["label"])
         if size == SCAN_SIZE and not args.smoke and args.scan_calls > 0:
@@ -347,6 +381,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if t[2] is False
     ]
     missed += [("judged set", label, what) for label, what in relevance.missed_targets(report.get("relevance"))]
+    if report.get("semantic") and "skipped" not in report["semantic"]:
+        failed += len(report["semantic"]["failures"])
+        missed += [
+            (report["semantic"]["store"], "by meaning", t[0]) for t in report["semantic"]["targets"] if t[2] is False
+        ]
     if report.get("http"):
         failed += len(report["http"]["failures"])
         missed += [(report["http"]["store"], "HTTP", t[0]) for t in report["http"]["targets"] if t[2] is False]
@@ -390,6 +429,28 @@ def measure_http_part(
     )
     for failure in fig["failures"][:3]:
         log(f"  [http] FAILED: {failure[:300]}")
+    return fig
+
+
+def measure_semantic_part(
+    cmd: list[str], store: generate.StoreInfo, workload: list[Scenario], args: argparse.Namespace
+) -> Json:
+    """Search by meaning on one store, or why it was not measured (no extra, no model)."""
+    model, why = meaning.available(args.model)
+    if model is None:
+        log(f"  semantic: not measured: {why}")
+        return {"skipped": why}
+    fig = meaning.measure(cmd, store, workload, model, server_env(cmd), args.calls, args.timeout)
+    i = fig["index"]
+    log(
+        f"  [meaning] {fig['seconds']} s: index {i['seconds']:.1f} s ({i['windows_per_s']:,.0f} windows/s,"
+        f" {i['bytes'] / 1e6:.1f} MB) · query p50 {fmt(fig['query_ms'].get('p50'))} ms · search p50 hybrid"
+        f" {fmt(fig['hybrid']['search_ms'].get('p50'))} / words {fmt(fig['words']['search_ms'].get('p50'))} ms"
+        f" · RSS hybrid {fmt(fig['hybrid']['peak_rss_mib'], 0)} / words {fmt(fig['words']['peak_rss_mib'], 0)} MiB"
+        f" · failures {len(fig['failures'])}"
+    )
+    for failure in fig["failures"][:3]:
+        log(f"  [meaning] FAILED: {failure[:300]}")
     return fig
 
 
