@@ -102,11 +102,11 @@ def build_index(cmd: list[str], db: Path, model: Path, env: dict[str, str]) -> J
 
 
 def query_embedding(model: Path, texts: list[str]) -> Json:
-    """One text at a time, as a search embeds its query: after a warm-up, each timed (the installed package)."""
+    """One text at a time, as a search embeds its query (the server's lean loading): after a warm-up, each timed."""
     # Not at the top: numpy and tokenizers are imported only when this part runs (the extra may be absent).
     from magnotia_mcp.search.semantic.model import StaticModel  # noqa: PLC0415
 
-    loaded = StaticModel.load(model)
+    loaded = StaticModel.load(model, lean=True)  # as the server loads it
     for text in texts[:WARM_UP]:
         loaded.embed([text])
     times = []

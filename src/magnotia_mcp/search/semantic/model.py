@@ -26,6 +26,8 @@ import numpy as np
 from numpy.typing import NDArray
 from tokenizers import Tokenizer
 
+from magnotia_mcp.search.semantic.unigram import Unigram
+
 FILES = ("config.json", "model.safetensors", "tokenizer.json")
 MAX_TOKENS = 512  # as Model2Vec truncates: a chunk is far shorter, a pasted query may not be
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I8": np.int8, "I32": np.int32, "I64": np.int64}
@@ -108,8 +110,13 @@ class StaticModel:
         self.dims = int(table.shape[1])
 
     @classmethod
-    def load(cls, folder: Path) -> StaticModel:
-        """Read the model in folder, or raise ModelError saying what is missing."""
+    def load(cls, folder: Path, *, lean: bool = False) -> StaticModel:
+        """Read the model in folder, or raise ModelError saying what is missing.
+
+        lean: segment with our Unigram (search/semantic/unigram.py) where the tokenizer is one it reads:
+        a tenth of the memory, for a server that embeds a query at a time; else tokenizers' encoder, fast on
+        the batches `index` embeds.
+        """
         missing = [name for name in FILES if not (folder / name).is_file()]
         if missing:
             raise ModelError(
@@ -117,20 +124,25 @@ class StaticModel:
                 "(a Model2Vec model has config.json, model.safetensors and tokenizer.json)"
             )
         try:
-            tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-            unknown = _unknown_id(tokenizer, folder / "tokenizer.json")
+            tokenizer: Any = Unigram.load(folder / "tokenizer.json", MAX_TOKENS) if lean else None
+            if tokenizer is not None:
+                unknown: int | None = tokenizer.unknown
+                vocab = len(tokenizer.scores)
+            else:
+                tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+                unknown = _unknown_id(tokenizer, folder / "tokenizer.json")
+                tokenizer.no_padding()
+                tokenizer.enable_truncation(MAX_TOKENS)
+                vocab = tokenizer.get_vocab_size()
             # config.json's "normalize" is not read: every use here is cosine similarity, so rows are always scaled.
             json.loads((folder / "config.json").read_text(encoding="utf-8"))
         except Exception as exc:  # tokenizers raises plain Exception for a bad file
             raise ModelError(f"cannot read the tokenizer or config in {folder}: {exc}") from None
-        tokenizer.no_padding()
-        tokenizer.enable_truncation(MAX_TOKENS)
         tensors = _tensors(folder / "model.safetensors")
         table = tensors.get("embeddings")
         if table is None or table.ndim != 2:
             raise ModelError(f"{folder}/model.safetensors has no 2-D 'embeddings' table")
         mapping, weights = tensors.get("mapping"), tensors.get("weights")
-        vocab = tokenizer.get_vocab_size()
         if mapping is None and table.shape[0] < vocab:
             raise ModelError(f"{folder}: the table has {table.shape[0]} rows for {vocab} tokens and no mapping")
         if mapping is not None and (mapping.shape[0] < vocab or int(np.max(mapping)) >= table.shape[0]):
@@ -144,9 +156,12 @@ class StaticModel:
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         if not texts:
             return out
-        encodings = self.tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)
-        for i, encoding in enumerate(encodings):
-            ids = np.asarray(encoding.ids, dtype=np.int64)
+        if isinstance(self.tokenizer, Unigram):
+            pieces = [self.tokenizer.encode(text) for text in texts]
+        else:
+            pieces = [e.ids for e in self.tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)]
+        for i, found in enumerate(pieces):
+            ids = np.asarray(found, dtype=np.int64)
             if self.unknown is not None:
                 ids = ids[ids != self.unknown]
             if ids.size == 0:

@@ -186,7 +186,7 @@ def _load_model(meta: dict[str, str]) -> StaticModel:
                 f"the model at {folder} is not the one the semantic index was built with; "
                 "run `magnotia-mcp index --model DIR` with the model to use"
             )
-        model = StaticModel.load(folder)
+        model = StaticModel.load(folder, lean=True)  # a query at a time: our Unigram, a tenth of the memory
     except (ModelError, OSError) as exc:
         raise Unavailable(
             f"the semantic index's model cannot be loaded ({exc}); run `magnotia-mcp index --model DIR`"

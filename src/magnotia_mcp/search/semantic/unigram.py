@@ -1,0 +1,138 @@
+"""A Unigram tokenizer's segmentation in Python, for a server that embeds a query at a time: 30 MB, not 300.
+
+``tokenizers`` builds a byte trie of the whole vocabulary when it loads a Unigram ``tokenizer.json``: for
+the 276k pieces of a multilingual SentencePiece vocabulary that is ~310 MiB resident, most of a server's
+memory with search by meaning. A server only embeds a query per search (and the few transcripts the app
+adds), so it segments here instead: a dict from piece to id, and the Viterbi search over the pieces that
+``tokenizers`` does (``models/unigram/model.rs``: the best sum of piece scores; a character no piece
+covers is unknown at the lowest score minus 10; ties keep the earliest split). The text is normalized and
+pre-tokenized by ``tokenizers`` itself, from the same file with the vocabulary left out, so those steps
+cannot differ. ``magnotia-mcp index`` embeds hundreds of thousands of windows and keeps ``tokenizers``'
+own encoder; tests/semantic/test_unigram.py checks that both give the same ids.
+
+Only what this server's models use is read here: a Unigram model without byte fallback, whose ``model``
+comes last in the file (as ``tokenizers`` writes it). Anything else is ``None`` from ``load``, and the
+caller uses ``tokenizers``' encoder.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from tokenizers import Tokenizer
+
+UNKNOWN_PENALTY = 10.0  # tokenizers' K_UNK_PENALTY
+CACHED = 20_000  # words whose pieces are kept (speech repeats its words: most lookups are a hit); then it starts over
+_MODEL = re.compile(rb'"model"\s*:\s*\{\s*"type"\s*:\s*"Unigram"\s*,\s*"unk_id"\s*:\s*(\d+)\s*,\s*"vocab"\s*:\s*\[')
+# One [piece, score] pair of the vocabulary: a JSON string (escapes allowed) and a number.
+_PAIR = re.compile(rb'\s*\[\s*"((?:[^"\\]|\\.)*)"\s*,\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*\]\s*(,|\])')
+_TAIL = re.compile(rb'\s*,\s*"byte_fallback"\s*:\s*false\s*\}\s*\}\s*$')
+
+
+class Unigram:
+    """Token ids of texts, as ``Tokenizer.encode_batch_fast`` gives them for this file, truncated to limit."""
+
+    def __init__(self, front: Any, ids: dict[str, int], scores: list[float], unknown: int, limit: int) -> None:
+        self.front = front  # tokenizers' normalizer and pre-tokenizer, from the file
+        self.ids = ids
+        self.scores = scores
+        self.unknown = unknown
+        self.unknown_score = min(scores) - UNKNOWN_PENALTY
+        self.longest = max(len(piece) for piece in ids)
+        self.limit = limit
+        self.cache: dict[str, list[int]] = {}
+
+    @classmethod
+    def load(cls, path: Path, limit: int) -> Unigram | None:
+        """The file's Unigram, or None when it is not one this reads (then tokenizers encodes)."""
+        raw = path.read_bytes()
+        head = _MODEL.search(raw)
+        if head is None:
+            return None
+        ids: dict[str, int] = {}
+        scores: list[float] = []
+        at = head.end()
+        while True:
+            pair = _PAIR.match(raw, at)
+            if pair is None:
+                return None
+            text = pair.group(1)
+            piece = json.loads(b'"' + text + b'"') if b"\\" in text else text.decode("utf-8")
+            ids.setdefault(piece, len(scores))  # tokenizers keeps the last id of a repeated piece; none repeat
+            scores.append(float(pair.group(2)))
+            at = pair.end()
+            if pair.group(3) == b"]":
+                break
+        if _TAIL.match(raw, at) is None or not 0 <= int(head.group(1)) < len(scores) or len(ids) != len(scores):
+            return None
+        # The same file without its vocabulary: tokenizers' own normalizer and pre-tokenizer, a few kilobytes.
+        rest = (
+            raw[: head.start()].decode("utf-8")
+            + '"model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0]]}}'
+        )
+        del raw
+        front = Tokenizer.from_str(rest)
+        return cls(front, ids, scores, int(head.group(1)), limit)
+
+    def encode(self, text: str) -> list[int]:
+        """The ids of text's pieces, the first limit of them."""
+        normalized = self.front.normalizer.normalize_str(text) if self.front.normalizer else text
+        words = self.front.pre_tokenizer.pre_tokenize_str(normalized) if self.front.pre_tokenizer else [(text, None)]
+        out: list[int] = []
+        cache = self.cache
+        for word, _ in words:
+            pieces = cache.get(word)
+            if pieces is None:
+                if len(cache) >= CACHED:
+                    cache.clear()
+                pieces = cache[word] = self._segment(word)
+            out.extend(pieces)
+            if len(out) >= self.limit:
+                return out[: self.limit]
+        return out
+
+    def _segment(self, word: str) -> list[int]:
+        """Viterbi over the pieces: the split of word whose pieces' scores sum highest."""
+        n = len(word)
+        best = [0.0] * (n + 1)
+        start: list[int] = [-1] * (n + 1)
+        piece_id = [0] * (n + 1)
+        ids, scores, longest = self.ids, self.scores, self.longest
+        for i in range(n):
+            here = best[i]
+            single = False
+            for j in range(i + 1, min(n, i + longest) + 1):
+                found = ids.get(word[i:j])
+                if found is None:
+                    continue
+                score = here + scores[found]
+                if start[j] < 0 or score > best[j]:
+                    best[j], start[j], piece_id[j] = score, i, found
+                if j == i + 1:
+                    single = True
+            if not single:
+                score = here + self.unknown_score
+                if start[i + 1] < 0 or score > best[i + 1]:
+                    best[i + 1], start[i + 1], piece_id[i + 1] = score, i, self.unknown
+        # Back from the end. As tokenizers does (fuse_unk), consecutive nodes with the unknown id are one token:
+        # their text, looked up again, else unknown (in some vocabularies the unknown id is also a real piece's).
+        pieces: list[int] = []
+        fused: list[str] = []
+        end = n
+        while end > 0:
+            begin = start[end]
+            if piece_id[end] == self.unknown:
+                fused.append(word[begin:end])
+            else:
+                if fused:
+                    pieces.append(ids.get("".join(reversed(fused)), self.unknown))
+                    fused = []
+                pieces.append(piece_id[end])
+            end = begin
+        if fused:
+            pieces.append(ids.get("".join(reversed(fused)), self.unknown))
+        pieces.reverse()
+        return pieces
