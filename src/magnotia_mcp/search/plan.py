@@ -125,14 +125,12 @@ async def _cite(db: Reader, how: dict[str, MatchedBy], near: Near, hit: dict[str
     if found is None:
         return
     hit["similarity"] = round(found.score, 4)
-    cited: list[dict[str, Any]] = []
-    for chunk in found.chunks:
-        if chunk.first_seq is None or chunk.last_seq is None:
-            continue  # a title, or text without segments: no moment to cite
-        segments = await hit_rows.chunk_segments(db, tid, chunk.first_seq, chunk.last_seq)
-        if segments:
-            best = segments[near.closest([s["text"] or "" for s in segments])]
-            cited.append(hits.segment_moment(best))
+    # A title, or text without segments, has no moment to cite; each window that has cites its segment nearest
+    # the query. One read and one embedding for all of a hit's windows.
+    spans = [(c.first_seq, c.last_seq) for c in found.chunks if c.first_seq is not None and c.last_seq is not None]
+    groups = [g for g in await hit_rows.chunk_segments(db, tid, spans) if g] if spans else []
+    picks = near.closest([[s["text"] or "" for s in g] for g in groups])
+    cited = [hits.segment_moment(g[i]) for g, i in zip(groups, picks, strict=True)]
     if how[tid] == "meaning":
         hit["moments"] = cited
         if cited:

@@ -67,11 +67,12 @@ SPEAKER_BATCH = " ORDER BY s.id LIMIT :batch"
 # The transcripts the semantic index found, as the store has them now: a transcript trashed or purged since
 # the index was built is not among them, whatever the index says.
 NEAR_KEYS = HIT_KEYS + " WHERE t.id IN (SELECT value FROM json_each(:ids)) AND t.deleted_at IS NULL"
-# The segments a cited chunk spans.
+# The segments some cited chunks span: their seqs, one list for all of a hit's chunks.
 CHUNK_SEGMENTS = (
     "SELECT seq, start_ms, end_ms, speaker, text FROM segments"
-    " WHERE transcript_id = :id AND seq BETWEEN :first AND :last ORDER BY seq LIMIT 200"
+    " WHERE transcript_id = :id AND seq IN (SELECT value FROM json_each(:seqs)) ORDER BY seq"
 )
+SPANNED = 200  # segments read for one chunk at most (a chunk is ~30 words: a few segments, never this many)
 
 
 async def near(db: Reader, ids: list[str], filt: Filters) -> dict[str, sqlite3.Row]:
@@ -80,9 +81,13 @@ async def near(db: Reader, ids: list[str], filt: Filters) -> dict[str, sqlite3.R
     return {r["id"]: r for r in rows}
 
 
-async def chunk_segments(db: Reader, transcript_id: str, first: int, last: int) -> list[sqlite3.Row]:
-    """The segments seq first..last of a transcript, in spoken order."""
-    return await db.all(CHUNK_SEGMENTS, {"id": transcript_id, "first": first, "last": last})
+async def chunk_segments(db: Reader, transcript_id: str, spans: list[tuple[int, int]]) -> list[list[sqlite3.Row]]:
+    """For each (first, last) span, the transcript's segments seq first..last in spoken order; one query for all."""
+    seqs = sorted({seq for first, last in spans for seq in range(first, min(last, first + SPANNED - 1) + 1)})
+    rows = {r["seq"]: r for r in await db.all(CHUNK_SEGMENTS, {"id": transcript_id, "seqs": json.dumps(seqs)})}
+    return [
+        [rows[seq] for seq in range(first, min(last, first + SPANNED - 1) + 1) if seq in rows] for first, last in spans
+    ]
 
 
 async def texts(db: Reader, rids: list[int]) -> dict[int, sqlite3.Row]:

@@ -47,10 +47,13 @@ class Found(NamedTuple):
 
 
 class Near(NamedTuple):
-    """What a search gets from the index: the transcripts nearest the query, and which of some texts is nearest it."""
+    """What a search gets from the index: the transcripts nearest the query, and which of some texts is nearest it.
+
+    closest(groups): for each group of texts (a window's segments), the index of the one nearest the query.
+    """
 
     found: list[Found]
-    closest: Callable[[list[str]], int]
+    closest: Callable[[list[list[str]]], list[int]]
 
 
 class Loaded:
@@ -211,8 +214,10 @@ class Searcher:
         """The transcripts nearest text, and a way to pick, among a chunk's segments, the one nearest it."""
         query = self.model.embed([text])[0]
 
-        def closest(texts: list[str]) -> int:
-            return int(np.argmax(self.model.embed(texts) @ query)) if texts else 0
+        def closest(groups: list[list[str]]) -> list[int]:
+            near = self.model.embed([text for group in groups for text in group]) @ query
+            ends = np.cumsum([len(group) for group in groups])
+            return [int(np.argmax(near[end - len(g) : end])) if g else 0 for g, end in zip(groups, ends, strict=True)]
 
         return Near(self._nearest(query, limit), closest)
 
