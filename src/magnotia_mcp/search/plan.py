@@ -11,7 +11,7 @@ ranked on their words alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -66,15 +66,16 @@ async def search_page(
     progress: Callable[[int], None] | None = None,
     skip: int = 0,
     enough: Callable[[dict[str, Any]], bool] | None = None,
-    near: Near | None = None,
+    near: Callable[[], Awaitable[Near | None]] | None = None,
 ) -> tuple[dict[str, Any], int]:
     """search_transcripts's answer from its skip-th hit on, and how many hits there are from there.
 
     enough(answer so far) says when the hits shaped so far are already more than a page can
     hold: the rest are not shaped (``answer["hits"]`` is then a prefix of the hits).
-    near: the transcripts nearest the query in meaning (the semantic index's), fused with the
-    ranking by words when the sort is by relevance; each hit then says how it matched, and one
-    found by meaning cites the segments nearest the query in the passages that matched.
+    near: gets the transcripts nearest the query in meaning (the semantic index's, asked while the
+    search by words runs), fused with the ranking by words when the sort is by relevance; each hit
+    then says how it matched, and one found by meaning cites the segments nearest the query in the
+    passages that matched.
     """
     mode = "fts" if db.has_fts else "scan"
     result: dict[str, Any] = {"query": query.text, "mode": mode, "sort": sort, "ranked_among": 0, "hits": []}
@@ -100,12 +101,13 @@ async def search_page(
         ranked, among = await rank_scan(db, query, limit, filt, progress)
     result["ranked_among"] = among if sort == "relevance" else len(ranked)
     decorate = None
-    if near is not None and said is None and sort == "relevance":
-        found = await hit_rows.near(db, [f.doc for f in near.found], filt)
-        by_meaning = [candidate(found[f.doc]) for f in near.found if f.doc in found][:limit]
+    nearest = await near() if near is not None and said is None and sort == "relevance" else None
+    if nearest is not None:
+        found = await hit_rows.near(db, [f.doc for f in nearest.found], filt)
+        by_meaning = [candidate(found[f.doc]) for f in nearest.found if f.doc in found][:limit]
         fused, how = fuse(ranked, by_meaning, len(query.clauses))
         ranked = fused[:limit]
-        decorate = partial(_cite, db, how, near)
+        decorate = partial(_cite, db, how, nearest)
     page = ranked[skip:]
     if enough is None:
         result["hits"] = await hits.shape(db, matcher, page, said, decorate=decorate)

@@ -39,7 +39,14 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
             sink(rows, None, f"scanned {rows} transcripts")
 
     budget = args["max_tokens"]
-    near, semantic = await _meaning(ctx, args, query, limit)
+    import asyncio
+
+    # The index is asked on its own thread while the search by words runs: a hybrid search costs the
+    # slower of the two, not their sum. The search awaits it only where it fuses (relevance, no speaker).
+    meaning = asyncio.ensure_future(_meaning(ctx, args, query, limit))
+
+    async def nearest() -> Near | None:
+        return (await meaning)[0]
 
     counted = PageCost([], "hits", ctx.copies)
 
@@ -51,37 +58,44 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
         counted.extend(shaped[counted.counted :])
         return counted.over(budget)
 
-    async with ctx.store.reader() as db:
-        result, total = await search_page(
-            db,
-            query,
-            limit=limit,
-            sort=args["sort"],
-            since=window.since,
-            until=window.until,
-            source=args.get("source"),
-            speaker=args.get("speaker"),
-            progress=progress,
-            skip=skip,
-            enough=enough,
-            near=near,
-        )
-        if semantic is not None:
-            result["semantic"] = semantic
-        # Found little on a first page: say what the store holds and what to try (issue 21, item 5).
-        by_meaning = any(hit.get("matched_by", "words") != "words" for hit in result["hits"])
-        found = hints.found_little(query, result["hits"]) if skip == 0 and not by_meaning else None
-        if found is not None:
-            filtered = any(k in args for k in ("since", "until", "source", "speaker"))
-            held = {**await hints.holdings(db), "semantic_index": bool(semantic and semantic["used"])}
-            hint = hints.hint(found, query, held, filtered)
-            # A hint never pushes an answer over max_tokens nor crowds out its hits: alone it must fit the
-            # budget, beside hits half of it; else its short form (what happened and why), else none.
-            room = budget // 2 if result["hits"] else budget
-            for candidate in (hint, hints.short(hint)):
-                if answer_cost(window.echoed({**result, "hits": [], "hint": candidate}), ctx.copies) <= room:
-                    result["hint"] = candidate
-                    break
+    try:
+        async with ctx.store.reader() as db:
+            result, total = await search_page(
+                db,
+                query,
+                limit=limit,
+                sort=args["sort"],
+                since=window.since,
+                until=window.until,
+                source=args.get("source"),
+                speaker=args.get("speaker"),
+                progress=progress,
+                skip=skip,
+                enough=enough,
+                near=nearest,
+            )
+            _, semantic = await meaning
+            if semantic is not None:
+                result["semantic"] = semantic
+            # Found little on a first page: say what the store holds and what to try (issue 21, item 5).
+            by_meaning = any(hit.get("matched_by", "words") != "words" for hit in result["hits"])
+            found = hints.found_little(query, result["hits"]) if skip == 0 and not by_meaning else None
+            if found is not None:
+                filtered = any(k in args for k in ("since", "until", "source", "speaker"))
+                held = {**await hints.holdings(db), "semantic_index": bool(semantic and semantic["used"])}
+                hint = hints.hint(found, query, held, filtered)
+                # A hint never pushes an answer over max_tokens nor crowds out its hits: alone it must fit the
+                # budget, beside hits half of it; else its short form (what happened and why), else none.
+                room = budget // 2 if result["hits"] else budget
+                for candidate in (hint, hints.short(hint)):
+                    if answer_cost(window.echoed({**result, "hits": [], "hint": candidate}), ctx.copies) <= room:
+                        result["hint"] = candidate
+                        break
+    finally:
+        if not meaning.done():
+            meaning.cancel()  # the search failed or was cancelled: nothing waits for the index's answer
+        elif not meaning.cancelled():
+            meaning.exception()  # retrieved, so never logged as lost: the search's own error is the one said
     result["next_cursor"] = None
     answer = window.echoed(result)
     return fit_page(
