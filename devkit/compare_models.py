@@ -273,9 +273,15 @@ async def _searches(store: Path, near: list[list[Found]] | None) -> list[list[st
     out: list[list[str]] = []
     try:
         for i, q in enumerate(ALL_QUERIES):
-            meaning = None if near is None else Near(near[i], lambda _texts: 0)
+            meaning = None if near is None else Near(near[i], lambda groups: [0] * len(groups))
+
+            async def nearest(found: Near | None = meaning) -> Near | None:
+                return found
+
             async with pool.reader() as db:
-                result, _ = await search_page(db, parse(q.text), limit=relevance.SEARCH_LIMIT, near=meaning)
+                result, _ = await search_page(
+                    db, parse(q.text), limit=relevance.SEARCH_LIMIT, near=None if meaning is None else nearest
+                )
             out.append([hit["transcript_id"] for hit in result["hits"]])
     finally:
         await pool.close()
