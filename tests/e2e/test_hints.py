@@ -14,11 +14,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 
 from devkit.storefactory import StoreBuilder, ts
 from tests.e2e.test_budget import tool_tokens
+from tests.support.checked import checked_result
 from tests.support.protocol import MODERN
 from tests.support.server import ServerProcess
 
@@ -65,10 +65,7 @@ def server(request: pytest.FixtureRequest, tmp_path: Path, start_server: Start) 
 
 
 def search(server: ServerProcess, **arguments: Any) -> dict[str, Any]:
-    result = server.result("search_transcripts", arguments)
-    schema = next(t for t in server.request("tools/list")["result"]["tools"] if t["name"] == "search_transcripts")
-    jsonschema.validate(result, schema["outputSchema"])
-    return result
+    return checked_result(server, "search_transcripts", arguments)
 
 
 def test_nothing_found_says_what_the_store_holds(server: ServerProcess) -> None:

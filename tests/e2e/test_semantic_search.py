@@ -18,13 +18,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 import static_model
 
 from devkit.storefactory import ts
 from magnotia_mcp.search.semantic import indexfile
 from tests.semantic import stores
+from tests.support.checked import checked_result
 from tests.support.protocol import MODERN
 from tests.support.server import Launcher, ServerProcess
 
@@ -63,10 +63,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path, cache: Path) -> Path:
 
 
 def search(server: ServerProcess, **arguments: Any) -> dict[str, Any]:
-    result = server.result("search_transcripts", arguments)
-    schema = next(t for t in server.request("tools/list")["result"]["tools"] if t["name"] == "search_transcripts")
-    jsonschema.validate(result, schema["outputSchema"])
-    return result
+    return checked_result(server, "search_transcripts", arguments)
 
 
 def started(start_server: Start, db: Path) -> ServerProcess:
