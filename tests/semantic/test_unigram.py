@@ -23,6 +23,7 @@ from devkit import relevance
 from magnotia_mcp.search.semantic.model import MAX_TOKENS, StaticModel
 from magnotia_mcp.search.semantic.unigram import Unigram
 
+LONG = " ".join(["budget"] * 700)  # more than the 512 tokens a model reads
 EDGES = [
     "",
     "   ",
@@ -32,8 +33,9 @@ EDGES = [
     "emoji 😀😀 test 🤷‍♀️",
     "ﬁ ① Ⅻ ｆｕｌｌｗｉｄｔｈ ǅ",  # folded by the precompiled normalizer
     "\u00a0nbsp\u2003em\tTab\nnewline",
+    "\u2581mark \u2581\u2581twice\u2581 end\u2581 \x1cfile\x1fsep",  # the pre-tokenizer's own cuts
     "a" * 300,  # longer than any piece
-    " ".join(["budget"] * 700),  # more than the 512 tokens a model reads
+    LONG,
     "\U0010fffd\ue000 private use",
     "मैं हिंदी बोलता हूँ",
     "עברית ועוד",
@@ -44,6 +46,7 @@ EDGES = [
 def pair(model_dir: Path) -> tuple[Unigram, Tokenizer]:
     ours = Unigram.load(model_dir / "tokenizer.json", MAX_TOKENS)
     assert ours is not None
+    assert ours.words != ours._pre_tokenized  # SentencePiece's pre-tokenizer, cut here: its ids are checked too
     theirs = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
     theirs.no_padding()
     theirs.enable_truncation(MAX_TOKENS)
@@ -67,14 +70,20 @@ def test_the_judged_texts_and_the_corners_get_tokenizers_ids(pair: tuple[Unigram
     assert len(texts) > 300
     differ = [t[:60] for t in texts if ours.encode(t) != ids(theirs, t)]
     assert differ == []
-    assert len(ours.encode(EDGES[9])) == MAX_TOKENS
+    assert len(ours.encode(LONG)) == MAX_TOKENS
 
 
-@settings(max_examples=300, deadline=None)
+# Where the pre-tokenizer cuts, and where it does not: Unicode's whitespace, the separators Python alone calls
+# space (U+001C..U+001F), and SentencePiece's own mark U+2581, drawn often.
+CUTS = st.sampled_from([" ", "\t", "\n", "\u3000", "\u00a0", "\x85", "\x1c", "\x1f", "\u2581"])
+
+
+@settings(max_examples=400, deadline=None)
 @given(
     st.text(
-        alphabet=st.characters(
-            codec="utf-8", categories=["L", "M", "N", "P", "S", "Z", "Cc"], exclude_characters="\x00"
+        alphabet=st.one_of(
+            st.characters(codec="utf-8", categories=["L", "M", "N", "P", "S", "Z", "Cc"], exclude_characters="\x00"),
+            CUTS,
         ),
         max_size=80,
     )
