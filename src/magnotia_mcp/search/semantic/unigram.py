@@ -5,9 +5,10 @@ the 276k pieces of a multilingual SentencePiece vocabulary that is ~310 MiB resi
 memory with search by meaning. A server only embeds a query per search (and the few transcripts the app
 adds), so it segments here instead: a dict from piece to id, and the Viterbi search over the pieces that
 ``tokenizers`` does (``models/unigram/model.rs``: the best sum of piece scores; a character no piece
-covers is unknown at the lowest score minus 10; ties keep the earliest split). The text is normalized and
-pre-tokenized by ``tokenizers`` itself, from the same file with the vocabulary left out, so those steps
-cannot differ. ``magnotia-mcp index`` embeds hundreds of thousands of windows and keeps ``tokenizers``'
+covers is unknown at the lowest score minus 10; ties keep the earliest split). The text is normalized by
+``tokenizers`` itself, from the same file with the vocabulary left out; SentencePiece's usual pre-tokenizer
+(whitespace, then the U+2581 mark) is cut here, as a call into tokenizers' binding per text costs more than
+the rest, and any other goes through ``tokenizers``. ``magnotia-mcp index`` embeds hundreds of thousands of windows and keeps ``tokenizers``'
 own encoder; tests/semantic/test_unigram.py checks that both give the same ids.
 
 Only what this server's models use is read here: a Unigram model without byte fallback, whose ``model``
