@@ -8,8 +8,9 @@ adds), so it segments here instead: a dict from piece to id, and the Viterbi sea
 covers is unknown at the lowest score minus 10; ties keep the earliest split). The text is normalized by
 ``tokenizers`` itself, from the same file with the vocabulary left out; SentencePiece's usual pre-tokenizer
 (whitespace, then the U+2581 mark) is cut here, as a call into tokenizers' binding per text costs more than
-the rest, and any other goes through ``tokenizers``. ``magnotia-mcp index`` embeds hundreds of thousands of windows and keeps ``tokenizers``'
-own encoder; tests/semantic/test_unigram.py checks that both give the same ids.
+the rest, and any other goes through ``tokenizers``. ``magnotia-mcp index`` embeds hundreds of thousands
+of windows and keeps ``tokenizers``' own encoder; tests/semantic/test_unigram.py checks that both give the
+same ids.
 
 Only what this server's models use is read here: a Unigram model without byte fallback, whose ``model``
 comes last in the file (as ``tokenizers`` writes it). Anything else is ``None`` from ``load``, and the
