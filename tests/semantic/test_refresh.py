@@ -89,6 +89,13 @@ def test_new_and_trashed_transcripts_are_followed_without_holding_up_a_search(
     # While the run is held, searches are answered from the loaded index, and no second run starts.
     assert found.near("new head of development", 5).found[0].doc == stores.LEAD_DE
     assert refresh.after_search(db, found) is run
+    # The index file changes (as after each batch the run commits): the loaded index still answers, unreloaded.
+    conn = sqlite3.connect(indexfile.location(db))
+    with conn:
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('touched', '1')")
+    conn.close()
+    assert nearest.searcher(db, wait=0) is found
+    assert nearest._loads[str(db)].stamp == found.index.stamp  # and no load of the changed file was started
     release.set()
     wait_for(run)
     assert NEW in indexed(db)

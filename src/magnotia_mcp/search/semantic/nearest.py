@@ -146,6 +146,9 @@ _lock = threading.Lock()
 _ready: dict[str, Searcher] = {}
 _loads: dict[str, _Load] = {}
 _models: dict[tuple[str, str], StaticModel] = {}
+# Stores whose index the server is bringing up to date (refresh.py): it commits batch after batch, and a
+# reload after each would read the whole index again and again; the loaded one answers until it is done.
+refreshing: set[str] = set()
 
 
 def _load_index(store: Path, stamp: tuple[object, ...]) -> Loaded:
@@ -260,7 +263,7 @@ def searcher(store: Path, wait: float = WAIT) -> Searcher:
     stamp = index_stamp(indexfile.location(store))
     with _lock:
         ready = _ready.get(key)
-        if ready is not None and ready.index.stamp == stamp:
+        if ready is not None and (ready.index.stamp == stamp or key in refreshing):
             return ready
         load = _loads.get(key)
         if load is None or load.stamp != stamp:

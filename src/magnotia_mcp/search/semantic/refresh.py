@@ -7,7 +7,8 @@ new and edited transcripts are embedded, trashed and purged ones forgotten, and 
 the next reload finds them. It never starts an index afresh (an absent, untrusted or other model's
 index is the command's to rebuild), and an index it cannot write (a read-only cache folder) is
 left as it is and said once per store change on stderr. Searches meanwhile use the index loaded
-before, and say it is not complete while the store is known to have moved past it.
+before (not reloading it after each batch the run commits), and say it is not complete while the store is
+known to have moved past it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import threading
 from pathlib import Path
 
 from magnotia_mcp import log
-from magnotia_mcp.search.semantic import build, indexfile
+from magnotia_mcp.search.semantic import build, indexfile, nearest
 from magnotia_mcp.search.semantic.nearest import Searcher, index_stamp
 from magnotia_mcp.store.opening import stamp as store_stamp
 
@@ -59,6 +60,7 @@ def after_search(store: Path, found: Searcher) -> threading.Thread | None:
         run = state.running = threading.Thread(
             target=_run, args=(store, found, now, state), name="magnotia-index-refresh", daemon=True
         )
+        nearest.refreshing.add(str(store))
     run.start()
     return run
 
@@ -82,3 +84,4 @@ def _run(store: Path, found: Searcher, asked: tuple[object, ...], state: _State)
         with _lock:
             state.current = current
             state.running = None
+            nearest.refreshing.discard(str(store))
