@@ -225,10 +225,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def semantic_store(choice: str | None, sizes: list[int], ap: argparse.ArgumentParser) -> int | None:
-    """The store size of the part by meaning (None: skipped): indexing 100k takes a quarter of an hour."""
-    if choice is None:
-        return 10_000 if 10_000 in sizes else min(sizes)
+def _chosen_size(option: str, choice: str, sizes: list[int], ap: argparse.ArgumentParser) -> int | None:
+    """A part's store size as given on the command line: one of --sizes, or 'none' (None: skipped)."""
     if choice.strip().lower() == "none":
         return None
     try:
@@ -236,22 +234,21 @@ def semantic_store(choice: str | None, sizes: list[int], ap: argparse.ArgumentPa
     except ValueError as e:
         ap.error(str(e))
     if size not in sizes:
-        ap.error(f"--semantic-size {choice} is not one of --sizes")
+        ap.error(f"{option} {choice} is not one of --sizes")
     return size
+
+
+def semantic_store(choice: str | None, sizes: list[int], ap: argparse.ArgumentParser) -> int | None:
+    """The store size of the part by meaning (None: skipped): indexing 100k takes a quarter of an hour."""
+    if choice is not None:
+        return _chosen_size("--semantic-size", choice, sizes, ap)
+    return 10_000 if 10_000 in sizes else min(sizes)
 
 
 def http_store(choice: str | None, sizes: list[int], ap: argparse.ArgumentParser) -> int | None:
     """The store size of the HTTP part (None: skipped)."""
     if choice is not None:
-        if choice.strip().lower() == "none":
-            return None
-        try:
-            size = generate.parse_size(choice)
-        except ValueError as e:
-            ap.error(str(e))
-        if size not in sizes:
-            ap.error(f"--http-size {choice} is not one of --sizes")
-        return size
+        return _chosen_size("--http-size", choice, sizes, ap)
     if 10_000 in sizes:
         return 10_000
     below = [s for s in sizes if s < 100_000]
