@@ -186,31 +186,19 @@ def test_a_partial_index_says_how_much_it_covers(
     assert done["semantic"] == {"used": True, "transcripts": 5, "complete": True}
 
 
-NEW = "b0000000-0000-4000-8000-0000000000aa"
-
-
 def test_the_server_keeps_its_index_current(store: Path, start_server: Start, launcher: Launcher) -> None:
     """A meeting recorded while the server runs is found by meaning without `index`; a trashed one is forgotten."""
     if launcher.kind == "frozen":
         pytest.skip("the one-file build has no semantic extra")
     server = started(start_server, store)
     assert search(server, query="new head of development")["semantic"]["complete"] is True
+    stores.add_meeting(store)  # as the app writes a new meeting, and trashes an old one
     conn = sqlite3.connect(store)
-    with conn:  # as the app writes a new meeting, and trashes an old one
-        conn.execute(
-            "INSERT INTO transcripts (id, title, source, language, raw_text, created_at, updated_at)"
-            " VALUES (?, 'Weekly', 'meeting', 'de', '', ?, ?)",
-            (NEW, ts(30), ts(30)),
-        )
-        conn.execute(
-            "INSERT INTO segments (transcript_id, seq, start_ms, end_ms, speaker, text)"
-            " VALUES (?, 0, 0, 4000, 'Mara', 'Ab März übernehme ich die Leitung der Entwicklung.')",
-            (NEW,),
-        )
+    with conn:
         conn.execute("UPDATE transcripts SET deleted_at = ? WHERE id = ?", (ts(31), stores.LEAD_DE))
     conn.close()
     found = eventually(
-        server, "new head of development", lambda r: bool(r["hits"]) and r["hits"][0]["transcript_id"] == NEW
+        server, "new head of development", lambda r: bool(r["hits"]) and r["hits"][0]["transcript_id"] == stores.NEW
     )
     hit = found["hits"][0]
     assert hit["matched_by"] == "meaning"
@@ -225,7 +213,7 @@ def test_the_server_keeps_its_index_current(store: Path, start_server: Start, la
             stores.LEAD,
             stores.BUDGET_PT,
             stores.EXPORT,
-            NEW,
+            stores.NEW,
         }  # the trashed meeting's vectors are gone from our file too
     finally:
         index.close()

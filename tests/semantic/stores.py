@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from devkit.storefactory import StoreBuilder, ts
@@ -12,6 +13,7 @@ BUDGET_PT = "b0000000-0000-4000-8000-000000000003"
 LEAD_DE = "b0000000-0000-4000-8000-000000000004"
 EXPORT = "b0000000-0000-4000-8000-000000000005"
 TRASHED = "b0000000-0000-4000-8000-000000000006"
+NEW = "b0000000-0000-4000-8000-0000000000aa"  # a meeting added to a store already indexed (add_meeting)
 
 
 def write(path: Path, *, fts: bool = True) -> Path:
@@ -61,3 +63,20 @@ def write(path: Path, *, fts: bool = True) -> Path:
         deleted_at=ts(9),
     )
     return b.close()
+
+
+def add_meeting(db: Path) -> None:
+    """A new meeting in German, written into the store as the app writes one: the transcript, then its segment."""
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute(
+            "INSERT INTO transcripts (id, title, source, language, raw_text, created_at, updated_at)"
+            " VALUES (?, 'Weekly', 'meeting', 'de', '', ?, ?)",
+            (NEW, ts(30), ts(30)),
+        )
+        conn.execute(
+            "INSERT INTO segments (transcript_id, seq, start_ms, end_ms, speaker, text)"
+            " VALUES (?, 0, 0, 4000, 'Mara', ?)",
+            (NEW, "Ab März übernehme ich die Leitung der Entwicklung."),
+        )
+    conn.close()

@@ -20,8 +20,6 @@ from magnotia_mcp.search.semantic import build, indexfile, nearest, refresh
 from tests.semantic import stores
 from tests.semantic.conftest import Index
 
-NEW = "b0000000-0000-4000-8000-0000000000aa"
-
 
 def indexed(db: Path) -> set[str]:
     conn = sqlite3.connect(indexfile.location(db))
@@ -31,21 +29,12 @@ def indexed(db: Path) -> set[str]:
         conn.close()
 
 
-def add_meeting(db: Path) -> None:
-    """A new meeting, written as the app writes one: the transcript, then its segments."""
-    conn = sqlite3.connect(db)
-    with conn:
-        conn.execute(
-            "INSERT INTO transcripts (id, title, source, language, raw_text, created_at, updated_at)"
-            " VALUES (?, 'Weekly', 'meeting', 'de', '', ?, ?)",
-            (NEW, ts(30), ts(30)),
-        )
-        conn.execute(
-            "INSERT INTO segments (transcript_id, seq, start_ms, end_ms, speaker, text)"
-            " VALUES (?, 0, 0, 4000, 'Mara', ?)",
-            (NEW, "Ab März übernehme ich die Leitung der Entwicklung."),
-        )
-    conn.close()
+@pytest.fixture
+def ready(index: Index, model_dir: Path, tmp_path: Path) -> tuple[Path, nearest.Searcher]:
+    """The test store, indexed by the command, and its index loaded as a search loads it."""
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    assert index(db, "--model", str(model_dir)).returncode == 0
+    return db, nearest.searcher(db, wait=60)
 
 
 def wait_for(thread: threading.Thread | None) -> None:
@@ -55,11 +44,9 @@ def wait_for(thread: threading.Thread | None) -> None:
 
 
 def test_new_and_trashed_transcripts_are_followed_without_holding_up_a_search(
-    index: Index, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ready: tuple[Path, nearest.Searcher], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    db = stores.write(tmp_path / "app" / "magnotia.db")
-    assert index(db, "--model", str(model_dir)).returncode == 0
-    found = nearest.searcher(db, wait=60)
+    db, found = ready
     # The first search after start-up checks the index against the store: nothing to do, nothing written.
     before = indexfile.location(db).stat().st_mtime_ns
     wait_for(refresh.after_search(db, found))
@@ -67,7 +54,7 @@ def test_new_and_trashed_transcripts_are_followed_without_holding_up_a_search(
     assert refresh.after_search(db, found) is None  # the store has not moved since: no run
     assert not refresh.behind(db, found)
 
-    add_meeting(db)
+    stores.add_meeting(db)
     conn = sqlite3.connect(db)
     with conn:
         conn.execute("UPDATE transcripts SET deleted_at = ? WHERE id = ?", (ts(31), stores.LEAD_DE))
@@ -98,7 +85,7 @@ def test_new_and_trashed_transcripts_are_followed_without_holding_up_a_search(
     assert nearest._loads[str(db)].stamp == found.index.stamp  # and no load of the changed file was started
     release.set()
     wait_for(run)
-    assert NEW in indexed(db)
+    assert stores.NEW in indexed(db)
     assert stores.LEAD_DE not in indexed(db)  # trashed: its vectors are gone from our file too
     assert refresh.behind(db, found)  # the index file moved on; this searcher is the old one
     nearest.searcher(db, wait=60)  # starts loading the new file (the old index answers until it is in)
@@ -106,45 +93,41 @@ def test_new_and_trashed_transcripts_are_followed_without_holding_up_a_search(
     fresh = nearest.searcher(db, wait=60)
     assert fresh is not found
     assert not refresh.behind(db, fresh)
-    assert fresh.near("new head of development", 5).found[0].doc == NEW
+    assert fresh.near("new head of development", 5).found[0].doc == stores.NEW
 
 
 def test_an_index_it_cannot_trust_is_left_for_the_command(
-    index: Index, model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ready: tuple[Path, nearest.Searcher], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    db = stores.write(tmp_path / "app" / "magnotia.db")
-    assert index(db, "--model", str(model_dir)).returncode == 0
-    found = nearest.searcher(db, wait=60)
+    db, found = ready
     where = indexfile.location(db)
     conn = sqlite3.connect(where)
     with conn:  # as another build of magnotia-mcp would leave it
         conn.execute("UPDATE meta SET value = '1' WHERE key = 'format'")
     conn.close()
     kept = where.read_bytes()
-    add_meeting(db)
+    stores.add_meeting(db)
     wait_for(refresh.after_search(db, found))
     assert where.read_bytes() == kept  # not rebuilt by the server: `magnotia-mcp index` does that, saying so
     assert "run `magnotia-mcp index`" in capsys.readouterr().err
 
 
 def test_an_index_it_cannot_write_now_is_used_as_it_is(
-    index: Index, model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ready: tuple[Path, nearest.Searcher], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Another writer holds the index (an `index` run): the refresh gives up, says so, and searches go on."""
-    db = stores.write(tmp_path / "app" / "magnotia.db")
-    assert index(db, "--model", str(model_dir)).returncode == 0
-    found = nearest.searcher(db, wait=60)
+    db, found = ready
     wait_for(refresh.after_search(db, found))
     assert not refresh.behind(db, found)
     writer = sqlite3.connect(indexfile.location(db), isolation_level=None)
     try:
         writer.execute("BEGIN EXCLUSIVE")  # held past the refresh's wait for the lock (5 s)
-        add_meeting(db)
+        stores.add_meeting(db)
         wait_for(refresh.after_search(db, found))
         writer.execute("ROLLBACK")
     finally:
         writer.close()
-    assert NEW not in indexed(db)
+    assert stores.NEW not in indexed(db)
     assert "could not be brought up to date" in capsys.readouterr().err
     assert refresh.behind(db, found)  # and answers say the index is not complete
     assert found.near("new head of development", 5).found[0].doc == stores.LEAD_DE
