@@ -239,17 +239,28 @@ class Searcher:
             return []
         scores = index.scores(query)
         best = np.maximum.reduceat(scores, index.starts)
-        order = np.argsort(-best, kind="stable")[:limit]
         out: list[Found] = []
         ends = np.append(index.starts[1:], len(scores))
-        for d in order:
-            if best[d] < FLOOR:
-                break
+        for d in _top(best, limit):
             lo, hi = int(index.starts[d]), int(ends[d])
             top = lo + np.argsort(-scores[lo:hi], kind="stable")[:CITED]
             chunks = [index.cite(int(i), float(scores[i])) for i in top if scores[i] >= FLOOR]
             out.append(Found(index.docs[d], float(best[d]), chunks))
         return out
+
+
+def _top(best: NDArray[np.float32], limit: int) -> list[int]:
+    """The indexes of the limit highest of best that reach FLOOR, highest first, the lower index first on ties.
+
+    A partition finds the limit-th score, and only the items that reach it are sorted: sorting every
+    transcript's score (10k of them) cost more than scoring their windows' rows' last block.
+    """
+    if limit < len(best):
+        kth = np.partition(best, len(best) - limit)[len(best) - limit]
+        among = np.flatnonzero(best >= max(kth, FLOOR))
+    else:
+        among = np.flatnonzero(best >= FLOOR)
+    return [int(d) for d in among[np.argsort(-best[among], kind="stable")][:limit]]
 
 
 def searcher(store: Path, wait: float = WAIT) -> Searcher:

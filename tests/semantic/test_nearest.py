@@ -1,0 +1,47 @@
+"""The nearest transcripts a search asks for are the first of the whole ranking, however few it asks for.
+
+The index picks the limit-th best score by a partition and sorts only what reaches it (nearest._top):
+on the judged store's real index, asking for k gives the first k of asking for all, ties included;
+and on drawn scores, with many ties and scores under the floor, it is the stable full sort, cut.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from devkit import relevance
+from magnotia_mcp.search.semantic import nearest
+from tests.semantic.conftest import Index
+
+
+def test_asking_for_fewer_gives_the_first_of_the_whole_ranking(index: Index, model_dir: Path, tmp_path: Path) -> None:
+    db = relevance.build_store(tmp_path / "app" / "magnotia.db", fts=True)
+    assert index(db, "--model", str(model_dir)).returncode == 0
+    found = nearest.searcher(db, wait=60)
+    docs = len(found.index.docs)
+    texts = [q.text for q in (*relevance.QUERIES, *relevance.MEANING_QUERIES)]
+    cut = 0  # rankings longer than a limit asked below: the partition's branch ran on them
+    for text in texts:
+        whole = found.near(text, docs).found
+        for limit in (1, 2, 5, 10):
+            assert found.near(text, limit).found == whole[:limit], (text, limit)
+            cut += len(whole) > limit
+    assert cut >= len(texts)
+
+
+def reference(best: list[float], limit: int) -> list[int]:
+    order = sorted(range(len(best)), key=lambda d: -best[d])  # sorted() is stable: the lower index first on ties
+    return [d for d in order if best[d] >= nearest.FLOOR][:limit]
+
+
+@given(
+    st.lists(st.sampled_from([-0.5, 0.0, 0.29, 0.3, 0.31, 0.5, 0.5, 0.7, 0.9, 0.9, 1.0]), min_size=1, max_size=60),
+    st.integers(min_value=1, max_value=70),
+)
+def test_the_top_is_the_stable_sort_cut(best: list[float], limit: int) -> None:
+    scores = np.asarray(best, dtype=np.float32)
+    assert nearest._top(scores, limit) == reference([float(s) for s in scores], limit)
