@@ -36,12 +36,15 @@ async def shape(
     said: dict[str, list[sqlite3.Row]] | None,
     enough: Callable[[list[dict[str, Any]]], bool] | None = None,
     decorate: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
+    cited: frozenset[str] = frozenset(),
 ) -> list[dict[str, Any]]:
     """The hits for ranked candidates; said: a speaker's segments by transcript, when only they count.
 
     enough(hits so far), asked after each hit, stops the shaping early (the hits are then a prefix):
     a budget often holds fewer hits than a batch, and a hit costs more to shape than to count.
     decorate(hit) completes each hit before it is counted (how a fused hit matched, its cited moments).
+    cited: the transcripts whose moments decorate gives (found by meaning alone): their segments are not
+    read, nor their moments by words looked for.
     """
     hits: list[dict[str, Any]] = []
     # Texts and segments are read a few hits at a time: the whole text of 50 long
@@ -52,7 +55,7 @@ async def shape(
             texts = await rows.texts(db, [c.rid for c in batch])
             # With the full-text index a long hit is shaped from the index and its matching segments.
             long = {rid for rid, r in texts.items() if r["raw_text"] is None}
-            segs = await rows.segments(db, [c.id for c in batch if c.rid not in long])
+            segs = await rows.segments(db, [c.id for c in batch if c.rid not in long and c.id not in cited])
         for c in batch:
             if said is not None:
                 segments = said[c.id]

@@ -101,6 +101,7 @@ async def search_page(
         ranked, among = await rank_scan(db, query, limit, filt, progress)
     result["ranked_among"] = among if sort == "relevance" else len(ranked)
     decorate = None
+    cited: frozenset[str] = frozenset()
     nearest = await near() if near is not None and said is None and sort == "relevance" else None
     if nearest is not None:
         found = await hit_rows.near(db, [f.doc for f in nearest.found], filt)
@@ -108,13 +109,14 @@ async def search_page(
         fused, how = fuse(ranked, by_meaning, len(query.clauses))
         ranked = fused[:limit]
         decorate = partial(_cite, db, how, nearest)
+        cited = frozenset(i for i, matched in how.items() if matched == "meaning")
     page = ranked[skip:]
     if enough is None:
-        result["hits"] = await hits.shape(db, matcher, page, said, decorate=decorate)
+        result["hits"] = await hits.shape(db, matcher, page, said, decorate=decorate, cited=cited)
     else:
         check = enough  # a name mypy keeps narrowed inside the lambda
         result["hits"] = await hits.shape(
-            db, matcher, page, said, lambda shaped: check({**result, "hits": shaped}), decorate=decorate
+            db, matcher, page, said, lambda shaped: check({**result, "hits": shaped}), decorate=decorate, cited=cited
         )
     return result, len(page)
 
@@ -133,7 +135,7 @@ async def _cite(db: Reader, how: dict[str, MatchedBy], near: Near, hit: dict[str
     groups = [g for g in await hit_rows.chunk_segments(db, tid, spans) if g] if spans else []
     picks = near.closest([[s["text"] or "" for s in g] for g in groups])
     cited = [hits.segment_moment(g[i]) for g, i in zip(groups, picks, strict=True)]
-    if how[tid] == "meaning":
+    if how[tid] == "meaning":  # shaped without its segments (shape's cited): its moments are these
         hit["moments"] = cited
         if cited:
             hit["snippet"] = cited[0]["snippet"]
