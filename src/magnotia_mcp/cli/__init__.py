@@ -15,7 +15,7 @@ import argparse
 from collections.abc import Callable
 
 from magnotia_mcp import log
-from magnotia_mcp.cli.options import parse
+from magnotia_mcp.cli.parser import parse
 
 
 def main(argv: list[str] | None = None) -> int:
