@@ -22,7 +22,7 @@ INSTALL = ("--channel", "--name", "--dry-run", "--config", "--force", "--command
 TAKES = {
     "serve": (*EVERY, *SERVE_STDIO, *SERVE_HTTP, *SERVE_HTTP_2),
     "doctor": (*EVERY, "--demo", "--json"),
-    "index": (*EVERY, "--model", "--drop"),
+    "index": (*EVERY, "--model", "--download-model", "--model-mirror", "--drop"),
     "install": (*EVERY, *INSTALL),
     "uninstall": (*EVERY, *INSTALL),
 }

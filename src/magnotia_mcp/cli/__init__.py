@@ -39,7 +39,7 @@ def _doctor(args: argparse.Namespace) -> int:
 def _index(args: argparse.Namespace) -> int:
     from magnotia_mcp.cli.index import run_index
 
-    return run_index(args.db, model=args.model, drop=args.drop)
+    return run_index(args.db, model=args.model, drop=args.drop, download=args.download_model, mirror=args.model_mirror)
 
 
 def _edit(action: str) -> Callable[[argparse.Namespace], int]:

@@ -48,7 +48,29 @@ def _fail(message: str) -> int:
     return 1
 
 
-def run_index(db: str | None, *, model: str | None, drop: bool) -> int:
+class Download:
+    """A download's progress on stream: redrawn in place on a terminal, one line per tenth of a file elsewhere."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.shown: tuple[str, int] = ("", -1)
+
+    def __call__(self, name: str, done: int, total: int) -> None:
+        mib = 1 << 20
+        line = f"downloading {name}: {done / mib:.1f}/{total / mib:.1f} MiB"
+        if self.tty:
+            self.stream.write(f"\r{line}" + ("\n" if done == total else ""))
+        else:
+            step = (name, 10 * done // total)
+            if step == self.shown:
+                return
+            self.shown = step
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def run_index(db: str | None, *, model: str | None, drop: bool, download: bool = False, mirror: str = "") -> int:
     store, _ = resolve_db_path(db)
     from magnotia_mcp.search.semantic import indexfile
 
@@ -72,11 +94,27 @@ def run_index(db: str | None, *, model: str | None, drop: bool) -> int:
     from magnotia_mcp.search.semantic.build import update
     from magnotia_mcp.search.semantic.model import ModelError, StaticModel, fingerprint
 
-    folder = _model_folder(store, model)
+    if download and model:
+        return _fail("--download-model fetches the model to use: pass it or --model DIR, not both")
+    if download:
+        from magnotia_mcp.search.semantic.download import DownloadError
+
+        try:
+            folder: Path | None = _downloaded(mirror)
+        except DownloadError as exc:
+            return _fail(str(exc))
+        except OSError as exc:  # the cache folder: not writable, full
+            return _fail(f"cannot write the model ({exc}); set ${indexfile.CACHE_ENV} to a folder you may write")
+        except KeyboardInterrupt:
+            print("\ninterrupted: what came is kept; run the command again to go on", file=sys.stderr)
+            return 130
+    else:
+        folder = _model_folder(store, model)
     if folder is None:
         return _fail(
-            "which model? pass --model DIR, a Model2Vec model folder (config.json, model.safetensors, "
-            "tokenizer.json), e.g. minishlab/potion-multilingual-128M downloaded by hand; docs/search.md says how"
+            "which model? run it with --download-model (minishlab/potion-multilingual-128M, ~530 MB, fetched once "
+            "at a pinned revision), or pass --model DIR, a Model2Vec model folder (config.json, model.safetensors, "
+            "tokenizer.json); docs/search.md says more"
         )
     try:
         loaded = StaticModel.load(folder)
@@ -126,3 +164,13 @@ def _model_folder(store: Path, given: str | None) -> Path | None:
     conn, meta = found
     conn.close()
     return Path(meta["model_path"]) if meta.get("model_path") else None
+
+
+def _downloaded(mirror: str) -> Path:
+    """The pinned model's folder in the cache folder, fetched (or finished) first."""
+    from magnotia_mcp.search.semantic import download, indexfile
+
+    pinned = download.POTION_MULTILINGUAL
+    folder = download.folder_for(pinned, indexfile.cache_folder())
+    print(f"the model {pinned.repo} at revision {pinned.revision[:12]}, in {folder}", file=sys.stderr)
+    return download.fetch(pinned, folder, mirror=mirror or download.HUB, progress=Download(sys.stderr))

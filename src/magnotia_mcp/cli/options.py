@@ -170,6 +170,22 @@ OPTIONS: tuple[Option, ...] = (
     Option("--json", (DOCTOR,), False, "print one JSON object instead of text", action="store_true"),
     Option("--model", (INDEX,), None, MODEL_HELP, metavar="DIR"),
     Option(
+        "--download-model",
+        (INDEX,),
+        False,
+        "download minishlab/potion-multilingual-128M (MIT, multilingual, ~530 MB) at a pinned revision into the "
+        "cache folder, each file's sha256 checked, then index with it; interrupted, run it again to go on",
+        action="store_true",
+    ),
+    Option(
+        "--model-mirror",
+        (INDEX,),
+        "https://huggingface.co",
+        "fetch --download-model's files from this mirror of huggingface.co (the same paths; the sha256 of every "
+        "file is still checked) (default: https://huggingface.co)",
+        metavar="URL",
+    ),
+    Option(
         "--drop", (INDEX,), False, "remove the store's semantic index (search goes by words only)", action="store_true"
     ),
     Option(

@@ -65,7 +65,8 @@ COMMANDS = {
         "build or update the semantic index that lets search find by meaning (opt-in)",
         "Build the store's semantic index, or bring it up to date (new, edited, trashed and purged\n"
         "transcripts), so that search_transcripts also finds by meaning, in any language the model knows.\n"
-        "Needs pip install 'magnotia-mcp[semantic]' and a model folder (--model DIR). The index is a file\n"
+        "Needs pip install 'magnotia-mcp[semantic]' and a model: --download-model fetches one once, at a\n"
+        "pinned revision with each file's sha256 checked, or --model DIR takes yours. The index is a file\n"
         "of this server's in your cache folder, never beside or inside the store, which is only read.\n"
         "Interrupted, it keeps what it finished: run it again to go on. --drop removes the index.",
     ),
@@ -107,8 +108,12 @@ the index lives in $MAGNOTIA_MCP_CACHE_DIR/index, else the user cache folder
   (Linux ~/.cache/com.magnotia.mcp/index, macOS ~/Library/Caches/com.magnotia.mcp/index,
   Windows %LOCALAPPDATA%\\com.magnotia.mcp\\Cache\\index); doctor shows its state.
 
+--download-model puts the model in the same cache folder, under models/ (~530 MB); nothing
+  else in this server uses the network, and the server itself never does.
+
 examples:
-  magnotia-mcp index --model ~/models/potion-multilingual-128M   build it (progress on stderr)
+  magnotia-mcp index --download-model  fetch the model once, then build it (progress on stderr)
+  magnotia-mcp index --model ~/models/potion-multilingual-128M   build it with a model folder you have
   magnotia-mcp index                  update it with the model it was built with
   magnotia-mcp index --drop           remove it
 """,

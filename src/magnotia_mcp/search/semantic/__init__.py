@@ -4,6 +4,7 @@ Everything here needs the ``semantic`` extra (numpy and tokenizers) and is impor
 semantic index is built or searched; the server without the extra never loads this package.
 
 * ``model``: a static embedding model read from a folder (Model2Vec's layout), and the vectors it gives;
+* ``download``: the model `index --download-model` fetches, at a pinned revision, each file's sha256 checked;
 * ``chunks``: a transcript cut into the pieces that are embedded (segment windows with times and speakers, its title);
 * ``indexfile``: the index file in the user's cache folder, one per store, checked before it is trusted;
 * ``build``: the index brought up to date with the store (new, edited, trashed, purged), resumable.
