@@ -47,13 +47,24 @@ def test_a_search_during_a_load_goes_by_words_and_the_next_uses_the_index(
     assert loads == [db]
 
 
-def test_a_row_whose_arrays_do_not_fit_is_never_trusted(index: Index, model_dir: Path, tmp_path: Path) -> None:
-    """A damaged row (a vector cut short) makes the whole index unusable, said, rather than read out of bounds."""
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "UPDATE docs SET vectors = substr(vectors, 1, 10) WHERE id = ?",  # a vector cut short
+        "UPDATE docs SET chunks = 1000000000 WHERE id = ?",  # a count no array holds: nothing is sized by it
+        "UPDATE docs SET chunks = chunks + 1, vectors = vectors || zeroblob(64) WHERE id = ?",  # the rest too short
+        "UPDATE docs SET chunks = '3' WHERE id = ?",  # not a count
+    ],
+)
+def test_a_row_whose_arrays_do_not_fit_is_never_trusted(
+    index: Index, model_dir: Path, tmp_path: Path, damage: str
+) -> None:
+    """A damaged row makes the whole index unusable, said, rather than read out of bounds or sized by its claim."""
     db = stores.write(tmp_path / "app" / "magnotia.db")
     assert index(db, "--model", str(model_dir)).returncode == 0
     conn = sqlite3.connect(indexfile.location(db))
     with conn:
-        conn.execute("UPDATE docs SET vectors = substr(vectors, 1, 10) WHERE id = ?", (stores.LEAD_DE,))
+        assert conn.execute(damage, (stores.LEAD_DE,)).rowcount == 1
     conn.close()
     with pytest.raises(nearest.Unavailable, match="damaged"):
         nearest.searcher(db, wait=60)

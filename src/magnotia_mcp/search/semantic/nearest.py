@@ -59,26 +59,47 @@ class Near(NamedTuple):
 class Loaded:
     """One index in memory: every window's int8 row and scale, grouped by transcript, and the segments it spans.
 
-    rows: (id, chunks, kinds, seqs, scales, vectors) of each transcript with windows; the arrays of all of
-    them are joined once, so the memory is the vectors' own bytes and a few bytes a window, not objects.
+    Read row by row into arrays sized first (``_load_index``): the memory is the vectors' own bytes and a few
+    bytes a window, never the file's rows and a joined copy of them at once.
     """
 
-    def __init__(
-        self, path: Path, stamp: tuple[object, ...], meta: dict[str, str], rows: list[tuple[Any, ...]]
-    ) -> None:
+    def __init__(self, path: Path, stamp: tuple[object, ...], meta: dict[str, str], windows: int) -> None:
         self.path = path
         self.stamp = stamp
         self.meta = meta
         self.dims = int(meta.get("dims", "0"))
         self.complete = meta.get("complete") == "1"
         self.covered = int(meta.get("covered", "0"))
-        self.docs = [str(row[0]) for row in rows]
-        counts = np.asarray([row[1] for row in rows], dtype=np.int64)
-        self.starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64) if rows else counts
-        self.kinds = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.uint8)
-        self.seqs = np.frombuffer(b"".join(row[3] for row in rows), dtype=np.int32).reshape(-1, 2)
-        self.scales = np.frombuffer(b"".join(row[4] for row in rows), dtype=np.float32)
-        self.vectors = np.frombuffer(b"".join(row[5] for row in rows), dtype=np.int8).reshape(-1, self.dims)
+        self.docs: list[str] = []
+        self.counts: list[int] = []
+        self.kinds = np.empty(windows, dtype=np.uint8)
+        self.seqs = np.empty((windows, 2), dtype=np.int32)
+        self.scales = np.empty(windows, dtype=np.float32)
+        self.vectors = np.empty((windows, self.dims), dtype=np.int8)
+        self.starts = np.zeros(0, dtype=np.int64)
+        self.filled = 0  # windows added so far
+
+    def add(self, row: tuple[Any, ...]) -> None:
+        """One transcript's windows, after those already added; raises Unavailable when its arrays do not fit."""
+        at = self.filled
+        if not _fits(row, self.dims) or at + row[1] > len(self.kinds):
+            raise Unavailable("the semantic index is damaged (arrays of the wrong size); run `magnotia-mcp index`")
+        doc, n, kinds, seqs, scales, vectors = row
+        self.kinds[at : at + n] = np.frombuffer(kinds, dtype=np.uint8)
+        self.seqs[at : at + n] = np.frombuffer(seqs, dtype=np.int32).reshape(n, 2)
+        self.scales[at : at + n] = np.frombuffer(scales, dtype=np.float32)
+        self.vectors[at : at + n] = np.frombuffer(vectors, dtype=np.int8).reshape(n, self.dims)
+        self.docs.append(str(doc))
+        self.counts.append(n)
+        self.filled = at + n
+
+    def done(self) -> Loaded:
+        """Every transcript added: where each one's windows start; raises Unavailable when some are missing."""
+        if self.filled != len(self.kinds):
+            raise Unavailable("the semantic index is damaged (arrays of the wrong size); run `magnotia-mcp index`")
+        counts = np.asarray(self.counts, dtype=np.int64)
+        self.starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64) if self.counts else counts
+        return self
 
     def cite(self, i: int, score: float) -> Chunk:
         first, last = (int(v) for v in self.seqs[i])
@@ -162,19 +183,28 @@ def _load_index(store: Path, stamp: tuple[object, ...]) -> Loaded:
     if found is None:
         raise Unavailable("there is no semantic index for this store; `magnotia-mcp index --model DIR` builds one")
     conn, meta = found
+    dims = int(meta.get("dims", "0"))
+    if dims <= 0:
+        conn.close()
+        raise Unavailable("the semantic index is damaged (no width); run `magnotia-mcp index`")
     try:
-        conn.execute("BEGIN")
+        conn.execute("BEGIN")  # one snapshot: the count, the sum and the rows agree
         (covered,) = conn.execute("SELECT count(*) FROM docs").fetchone()
-        rows = conn.execute(
+        # The arrays are sized from the windows the rows claim, and only when their vectors' bytes say the same.
+        windows, held = conn.execute(
+            "SELECT coalesce(sum(chunks), 0), coalesce(sum(length(vectors)), 0) FROM docs WHERE chunks > 0"
+        ).fetchone()
+        if not isinstance(windows, int) or windows < 0 or held != windows * dims:
+            raise Unavailable("the semantic index is damaged (arrays of the wrong size); run `magnotia-mcp index`")
+        index = Loaded(path, stamp, {**meta, "covered": str(covered)}, windows)
+        for row in conn.execute(
             "SELECT id, chunks, kinds, seqs, scales, vectors FROM docs WHERE chunks > 0 ORDER BY id"
-        ).fetchall()
+        ):
+            index.add(row)
         conn.execute("COMMIT")
     finally:
         conn.close()
-    dims = int(meta.get("dims", "0"))
-    if dims <= 0 or not all(_fits(row, dims) for row in rows):
-        raise Unavailable("the semantic index is damaged (arrays of the wrong size); run `magnotia-mcp index`")
-    return Loaded(path, stamp, {**meta, "covered": str(covered)}, rows)
+    return index.done()
 
 
 def _fits(row: tuple[Any, ...], dims: int) -> bool:
