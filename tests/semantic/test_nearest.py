@@ -7,14 +7,18 @@ and on drawn scores, with many ties and scores under the floor, it is the stable
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from devkit import relevance
 from magnotia_mcp.search.semantic import nearest
+from magnotia_mcp.tools import search
+from tests.semantic import stores
 from tests.semantic.conftest import Index
 
 
@@ -45,3 +49,21 @@ def reference(best: list[float], limit: int) -> list[int]:
 def test_the_top_is_the_stable_sort_cut(best: list[float], limit: int) -> None:
     scores = np.asarray(best, dtype=np.float32)
     assert nearest._top(scores, limit) == reference([float(s) for s in scores], limit)
+
+
+@pytest.mark.parametrize("chosen", [None, "3"])
+def test_the_server_asks_one_blas_thread_unless_the_user_chose(
+    index: Index, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chosen: str | None
+) -> None:
+    """Before the server's first import of numpy (the search's own call), BLAS is told one thread; a choice stands."""
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    assert index(db, "--model", str(model_dir)).returncode == 0
+    for name in search._BLAS_THREADS:
+        monkeypatch.delenv(name, raising=False)
+    if chosen is not None:
+        monkeypatch.setenv("OPENBLAS_NUM_THREADS", chosen)
+    near, said = search._nearest(db, "who leads engineering", 5)
+    assert near is not None
+    assert said["used"] is True
+    assert os.environ["OPENBLAS_NUM_THREADS"] == (chosen or "1")
+    assert os.environ["MKL_NUM_THREADS"] == "1"
