@@ -37,6 +37,23 @@ def test_asking_for_fewer_gives_the_first_of_the_whole_ranking(index: Index, mod
     assert cut >= len(texts)
 
 
+@pytest.mark.parametrize("rows_per_block", [1, 7, 1 << 20])
+def test_scores_are_the_cosines_whatever_the_block(
+    index: Index, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rows_per_block: int
+) -> None:
+    """Every window's score, block by block (one row, a count that leaves a remainder, all at once) is its cosine."""
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    assert index(db, "--model", str(model_dir)).returncode == 0
+    loaded = nearest.searcher(db, wait=60)
+    monkeypatch.setattr(nearest, "BLOCK_BYTES", 4 * loaded.index.dims * rows_per_block)
+    windows = len(loaded.index.vectors)
+    assert windows > 7  # more than one block of 7, and not a multiple of it
+    assert windows % 7
+    query = loaded.model.embed(["who takes over as engineering lead"])[0]
+    want = (loaded.index.vectors.astype(np.float64) @ query.astype(np.float64)) * loaded.index.scales
+    np.testing.assert_allclose(loaded.index.scores(query), want, rtol=1e-5, atol=1e-6)
+
+
 def reference(best: list[float], limit: int) -> list[int]:
     order = sorted(range(len(best)), key=lambda d: -best[d])  # sorted() is stable: the lower index first on ties
     return [d for d in order if best[d] >= nearest.FLOOR][:limit]

@@ -24,7 +24,7 @@ from magnotia_mcp.search.semantic.model import ModelError, StaticModel, fingerpr
 # without a floor a query about nothing in the store would still "find" its least unrelated chunks.
 FLOOR = 0.3
 CITED = 3  # chunks cited per transcript, as moments
-BLOCK = 32_768  # rows scored at a time, widened to float32 in one buffer (8 MiB at 64 dims), reused
+BLOCK_BYTES = 8 << 20  # rows scored at a time: as many as widen to 8 MiB of float32 (32,768 at 64 dims), reused
 
 
 class Unavailable(Exception):
@@ -110,9 +110,10 @@ class Loaded:
         # einsum on the int8 rows, and the memory held is the int8 rows plus one block, never a float32 copy of
         # them all. 420k rows of 64: 5.3 ms in blocks of 4,096, 3.4 ms in blocks of 32,768 (fewer calls).
         out = np.empty(len(self.vectors), dtype=np.float32)
-        block = np.empty((BLOCK, self.dims), dtype=np.float32)
-        for lo in range(0, len(self.vectors), BLOCK):
-            rows = self.vectors[lo : lo + BLOCK]
+        step = max(1, BLOCK_BYTES // (4 * max(1, self.dims)))
+        block = np.empty((step, self.dims), dtype=np.float32)
+        for lo in range(0, len(self.vectors), step):
+            rows = self.vectors[lo : lo + step]
             n = len(rows)
             np.copyto(block[:n], rows, casting="unsafe")
             np.dot(block[:n], query, out=out[lo : lo + n])
