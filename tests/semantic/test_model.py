@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from model2vec import StaticModel as Reference
 
+from magnotia_mcp.search.semantic import model
 from magnotia_mcp.search.semantic.model import ModelError, StaticModel, fingerprint
 
 TEXTS = [
@@ -87,3 +88,40 @@ def test_the_fingerprint_follows_the_files(model_dir: Path, tmp_path: Path) -> N
     assert before == fingerprint(model_dir)
     (folder / "config.json").write_text('{"normalize": true}')
     assert fingerprint(folder) != before
+
+
+def _mapped_kib(array: np.ndarray) -> int:
+    """The resident KiB of the memory mapping that holds array, from /proc/self/smaps."""
+    address = array.__array_interface__["data"][0]
+    inside = False
+    with open("/proc/self/smaps", encoding="utf-8") as f:
+        for line in f:
+            head = line.split()[0]
+            if "-" in head and not head.endswith(":"):
+                lo, hi = (int(x, 16) for x in head.split("-"))
+                inside = lo <= address < hi
+            elif inside and head == "Rss:":
+                return int(line.split()[1])
+    raise AssertionError("no mapping holds the array")
+
+
+@pytest.mark.skipif(
+    not Path("/proc/self/smaps").is_file(), reason="reads the mapping's resident size from Linux's /proc"
+)
+def test_the_servers_model_hands_its_pages_back_past_its_bound(
+    model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lean model keeps at most RESIDENT of its file mapped between texts; the vectors do not change."""
+    monkeypatch.setattr(model, "RESIDENT", 2 * model.GRANULE)
+    # Words from all over the vocabulary, one a text: each touches a few granules, all of them most of the file.
+    vocab = json.loads((model_dir / "tokenizer.json").read_text(encoding="utf-8"))["model"]["vocab"]
+    texts = [piece.strip("\u2581") for piece, _ in vocab[1000::97] if piece.strip("\u2581").isalpha()]
+    assert len(texts) > 1000
+    lean = StaticModel.load(model_dir, lean=True)
+    full = StaticModel.load(model_dir)
+    for text in texts:
+        assert np.allclose(lean.embed([text]), full.embed([text]), atol=1e-6), text
+    one_text = 3 * model.GRANULE * max(len(lean.tokenizer.encode(t)) for t in texts) // 1024
+    bound = 2 * model.GRANULE // 1024 + one_text
+    assert _mapped_kib(lean.table) <= bound
+    assert _mapped_kib(full.table) > bound  # without the hand-back, the same texts keep more of it mapped

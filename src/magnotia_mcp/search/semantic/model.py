@@ -7,8 +7,9 @@ tokens' rows, each times its token's weight, then scaled to length 1.
 
 Why by hand and not with the ``model2vec`` package: its install brings huggingface-hub, hf-xet and an
 HTTP client (about 20 MB, and a network stack this server promises never to use); inference is a
-lookup and a mean. The safetensors file is read with ``numpy.memmap`` rather than loaded: a
-multilingual table is hundreds of megabytes, and only the rows of tokens actually seen are paged in.
+lookup and a mean. The safetensors file is memory-mapped rather than loaded: a multilingual table
+is hundreds of megabytes, and only the rows of tokens actually seen are paged in (and, in the server,
+handed back past RESIDENT).
 tests/unit/semantic checks the vectors against the reference encoder shipped with the test model.
 """
 
@@ -16,11 +17,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
+import os
 import re
 import struct
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,6 +32,12 @@ from tokenizers import Tokenizer
 from magnotia_mcp.search.semantic.unigram import Unigram
 
 FILES = ("config.json", "model.safetensors", "tokenizer.json")
+# A lean model (the server's) keeps at most about this much of its file mapped between texts: past it, the pages
+# are handed back to the kernel (the file stays in its cache). A multilingual table is hundreds of MB, and the rows
+# of every token a long-running server ever met would all count in its RSS. Counted in GRANULEs: a fault on a
+# cached file page maps its neighbours too (Linux's fault-around, 64 KiB by default), not one page.
+RESIDENT = 64 << 20
+GRANULE = 64 << 10
 MAX_TOKENS = 512  # as Model2Vec truncates: a chunk is far shorter, a pasted query may not be
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I8": np.int8, "I32": np.int32, "I64": np.int64}
 _HEADER_LIMIT = 100 * 1024 * 1024  # safetensors' own limit on the JSON header
@@ -38,7 +47,15 @@ class ModelError(Exception):
     """The folder is not a model this server can use: the message says what is wrong and what to do."""
 
 
-def _tensors(path: Path) -> dict[str, NDArray[Any]]:
+class Mapped(NamedTuple):
+    """A safetensors file's tensors, memory-mapped read-only; where each starts in the file; the map itself."""
+
+    tensors: dict[str, NDArray[Any]]
+    offsets: dict[str, int]
+    mapping: mmap.mmap
+
+
+def _tensors(path: Path) -> Mapped:
     """The tensors of a safetensors file, memory-mapped read-only (format: u64 header size, JSON header, data)."""
     try:
         with open(path, "rb") as f:
@@ -46,10 +63,12 @@ def _tensors(path: Path) -> dict[str, NDArray[Any]]:
             if size > _HEADER_LIMIT:
                 raise ModelError(f"{path} is not a safetensors file (its header claims {size} bytes)")
             header = json.loads(f.read(size))
-        total = path.stat().st_size
+            total = os.fstat(f.fileno()).st_size
+            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, struct.error, ValueError) as exc:
         raise ModelError(f"cannot read {path}: {exc}") from None
     out: dict[str, NDArray[Any]] = {}
+    offsets: dict[str, int] = {}
     base = 8 + size
     for name, spec in header.items():
         if name == "__metadata__":
@@ -61,8 +80,9 @@ def _tensors(path: Path) -> dict[str, NDArray[Any]]:
         shape = tuple(spec["shape"])
         if base + end > total or end - start != int(np.prod(shape)) * np.dtype(dtype).itemsize:
             raise ModelError(f"{path}: tensor {name} does not fit the file; the download may be incomplete")
-        out[name] = np.memmap(path, dtype=dtype, mode="r", offset=base + start, shape=shape)
-    return out
+        out[name] = np.ndarray(shape, dtype=dtype, buffer=mapped, offset=base + start)
+        offsets[name] = base + start
+    return Mapped(out, offsets, mapped)
 
 
 def _unknown_id(tokenizer: Any, path: Path) -> int | None:
@@ -100,6 +120,7 @@ class StaticModel:
         mapping: NDArray[Any] | None,
         weights: NDArray[Any] | None,
         unknown: int | None,
+        mapped: Mapped | None = None,
     ) -> None:
         self.folder = folder
         self.tokenizer = tokenizer
@@ -108,6 +129,22 @@ class StaticModel:
         self.weights = weights
         self.unknown = unknown
         self.dims = int(table.shape[1])
+        # The file's granules the texts since the last hand-back touched (lean models, where madvise exists).
+        self.mapped = mapped if mapped is not None and hasattr(mmap, "MADV_DONTNEED") else None
+        self.granules: set[int] = set()
+
+    def _touched(self, ids: NDArray[np.int64], rows: NDArray[np.int64]) -> None:
+        """Count the granules of the file the token ids and table rows read; past RESIDENT, hand them all back."""
+        if self.mapped is None:
+            return
+        at = self.mapped.offsets
+        self.granules.update(((at["embeddings"] + rows * self.table.strides[0]) // GRANULE).tolist())
+        for name, array in (("mapping", self.mapping), ("weights", self.weights)):
+            if array is not None:
+                self.granules.update(((at[name] + ids * array.strides[0]) // GRANULE).tolist())
+        if len(self.granules) * GRANULE > RESIDENT:
+            self.mapped.mapping.madvise(mmap.MADV_DONTNEED)
+            self.granules.clear()
 
     @classmethod
     def load(cls, folder: Path, *, lean: bool = False) -> StaticModel:
@@ -138,7 +175,8 @@ class StaticModel:
             json.loads((folder / "config.json").read_text(encoding="utf-8"))
         except Exception as exc:  # tokenizers raises plain Exception for a bad file
             raise ModelError(f"cannot read the tokenizer or config in {folder}: {exc}") from None
-        tensors = _tensors(folder / "model.safetensors")
+        mapped = _tensors(folder / "model.safetensors")
+        tensors = mapped.tensors
         table = tensors.get("embeddings")
         if table is None or table.ndim != 2:
             raise ModelError(f"{folder}/model.safetensors has no 2-D 'embeddings' table")
@@ -149,7 +187,7 @@ class StaticModel:
             raise ModelError(f"{folder}: its token mapping does not fit the tokenizer and the table")
         if weights is not None and weights.shape[0] < vocab:
             raise ModelError(f"{folder}: it has {weights.shape[0]} token weights for {vocab} tokens")
-        return cls(folder, tokenizer, table, mapping, weights, unknown)
+        return cls(folder, tokenizer, table, mapping, weights, unknown, mapped if lean else None)
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """One unit-length row per text; a text with no known token gives a row of zeros (it matches nothing)."""
@@ -166,10 +204,12 @@ class StaticModel:
                 ids = ids[ids != self.unknown]
             if ids.size == 0:
                 continue
-            rows = self.table[ids if self.mapping is None else self.mapping[ids]].astype(np.float32)
+            at = ids if self.mapping is None else self.mapping[ids]
+            rows = self.table[at].astype(np.float32)
             if self.weights is not None:
                 rows *= self.weights[ids].astype(np.float32)[:, None]
             out[i] = rows.mean(axis=0)
+            self._touched(ids, np.asarray(at, dtype=np.int64))
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out
