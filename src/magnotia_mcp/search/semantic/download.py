@@ -84,14 +84,21 @@ def fetch(pinned: Pinned, into: Path, *, mirror: str = HUB, progress: Progress |
     return into
 
 
+def _read(path: Path) -> tuple[hashlib._Hash, int]:
+    """The sha256 of path's bytes so far (to go on with), and how many there are."""
+    digest, have = hashlib.sha256(), 0
+    with open(path, "rb") as f:
+        while chunk := f.read(CHUNK):
+            digest.update(chunk)
+            have += len(chunk)
+    return digest, have
+
+
 def _matches(path: Path, file: File) -> bool:
     try:
         if path.stat().st_size != file.size:
             return False
-        digest = hashlib.sha256()
-        with open(path, "rb") as f:
-            while chunk := f.read(CHUNK):
-                digest.update(chunk)
+        digest, _ = _read(path)
     except OSError:
         return False
     return digest.hexdigest() == file.sha256
@@ -99,13 +106,7 @@ def _matches(path: Path, file: File) -> bool:
 
 def _download(url: str, part: Path, file: File, progress: Progress | None) -> None:
     """file's bytes into part, resumed from what part holds; raises DownloadError unless they are the pinned ones."""
-    digest = hashlib.sha256()
-    have = 0
-    if part.is_file():
-        with open(part, "rb") as f:
-            while chunk := f.read(CHUNK):
-                digest.update(chunk)
-                have += len(chunk)
+    digest, have = _read(part) if part.is_file() else (hashlib.sha256(), 0)
     if have > file.size:  # not a part of this file
         part.unlink()
         digest, have = hashlib.sha256(), 0
