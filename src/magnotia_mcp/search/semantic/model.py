@@ -34,13 +34,28 @@ from magnotia_mcp.search.semantic.unigram import Unigram
 FILES = ("config.json", "model.safetensors", "tokenizer.json")
 # A lean model (the server's) keeps at most about this much of its file mapped between texts: past it, the pages
 # are handed back to the kernel (the file stays in its cache). A multilingual table is hundreds of MB, and the rows
-# of every token a long-running server ever met would all count in its RSS. Counted in GRANULEs: a fault on a
-# cached file page maps its neighbours too (Linux's fault-around, 64 KiB by default), not one page.
+# of every token a long-running server ever met would all count in its RSS. What a fault maps is the kernel's
+# choice: a page and its neighbours (fault-around, 64 KiB by default), or a whole large folio of the page cache
+# (100-500 KiB a row seen on Linux 6.18). So the touched GRANULEs only say when to look again; on Linux the
+# process's own count of file pages (RssFile, 17 us to read) says how much is held, elsewhere the granules do.
 RESIDENT = 64 << 20
 GRANULE = 64 << 10
+_STATUS = "/proc/self/status"
 MAX_TOKENS = 512  # as Model2Vec truncates: a chunk is far shorter, a pasted query may not be
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I8": np.int8, "I32": np.int32, "I64": np.int64}
 _HEADER_LIMIT = 100 * 1024 * 1024  # safetensors' own limit on the JSON header
+
+
+def _file_pages() -> int | None:
+    """The bytes of files this process has mapped in memory (Linux's RssFile), or None where it is not told."""
+    try:
+        with open(_STATUS, "rb") as f:
+            for line in f:
+                if line.startswith(b"RssFile:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 class ModelError(Exception):
@@ -132,9 +147,11 @@ class StaticModel:
         # The file's granules the texts since the last hand-back touched (lean models, where madvise exists).
         self.mapped = mapped if mapped is not None and hasattr(mmap, "MADV_DONTNEED") else None
         self.granules: set[int] = set()
+        self.look_at = 0  # the granules' bytes at which the held bytes are looked at next
+        self.base = _file_pages()  # the process's file pages after the last hand-back (None: not told)
 
     def _touched(self, ids: NDArray[np.int64], rows: NDArray[np.int64]) -> None:
-        """Count the granules of the file the token ids and table rows read; past RESIDENT, hand them all back."""
+        """Count the granules of the file the token ids and table rows read; past RESIDENT held, hand them back."""
         if self.mapped is None:
             return
         at = self.mapped.offsets
@@ -142,9 +159,21 @@ class StaticModel:
         for name, array in (("mapping", self.mapping), ("weights", self.weights)):
             if array is not None:
                 self.granules.update(((at[name] + ids * array.strides[0]) // GRANULE).tolist())
-        if len(self.granules) * GRANULE > RESIDENT:
+        counted = len(self.granules) * GRANULE
+        if counted < self.look_at:
+            return
+        now = _file_pages()
+        held = counted if now is None or self.base is None else now - self.base
+        if held > RESIDENT:
             self.mapped.mapping.madvise(mmap.MADV_DONTNEED)
             self.granules.clear()
+            self.look_at = 0
+            self.base = _file_pages()
+            return
+        # Look again once the granules, at what each has cost so far, could have filled half the room left:
+        # a few looks per RESIDENT, and the last text's faults overshoot it by little.
+        cost = max(1.0, held / counted) if counted else 1.0
+        self.look_at = counted + max(GRANULE, int((RESIDENT - held) / cost / 2))
 
     @classmethod
     def load(cls, folder: Path, *, lean: bool = False) -> StaticModel:
