@@ -108,7 +108,7 @@ async def search_page(
         by_meaning = [candidate(found[f.doc]) for f in nearest.found if f.doc in found][:limit]
         fused, how = fuse(ranked, by_meaning, len(query.clauses))
         ranked = fused[:limit]
-        decorate = partial(_cite, db, how, nearest)
+        decorate = partial(_cite, how, nearest, _PageSegments(db, nearest, [c.id for c in ranked[skip:]]))
         cited = frozenset(i for i, matched in how.items() if matched == "meaning")
     page = ranked[skip:]
     if enough is None:
@@ -121,18 +121,37 @@ async def search_page(
     return result, len(page)
 
 
-async def _cite(db: Reader, how: dict[str, MatchedBy], near: Near, hit: dict[str, Any]) -> None:
+class _PageSegments:
+    """The segments the cited chunks of a page's hits span, read in one query when the first hit is cited."""
+
+    def __init__(self, db: Reader, near: Near, page: list[str]) -> None:
+        self.db = db
+        self.found: dict[str, Found] = {f.doc: f for f in near.found}
+        self.page = [tid for tid in page if tid in self.found]
+        self.read: dict[str, list[list[sqlite3.Row]]] | None = None
+
+    async def of(self, tid: str) -> list[list[sqlite3.Row]]:
+        """Each of the transcript's cited windows' segments (a title, or text without segments, has none)."""
+        if self.read is None:
+            spans = {t: _spans(self.found[t]) for t in self.page}
+            self.read = await hit_rows.chunk_segments(self.db, spans)
+        return [g for g in self.read.get(tid, []) if g]
+
+
+def _spans(found: Found) -> list[tuple[int, int]]:
+    return [(c.first_seq, c.last_seq) for c in found.chunks if c.first_seq is not None and c.last_seq is not None]
+
+
+async def _cite(how: dict[str, MatchedBy], near: Near, segments: _PageSegments, hit: dict[str, Any]) -> None:
     """Say how a fused hit matched; one found by meaning cites the segments nearest the query, not its first words."""
     tid = hit["transcript_id"]
     hit["matched_by"] = how[tid]
-    found: Found | None = next((f for f in near.found if f.doc == tid), None)
+    found = segments.found.get(tid)
     if found is None:
         return
     hit["similarity"] = round(found.score, 4)
-    # A title, or text without segments, has no moment to cite; each window that has cites its segment nearest
-    # the query. One read and one embedding for all of a hit's windows.
-    spans = [(c.first_seq, c.last_seq) for c in found.chunks if c.first_seq is not None and c.last_seq is not None]
-    groups = [g for g in await hit_rows.chunk_segments(db, tid, spans) if g] if spans else []
+    # Each window that has segments cites its segment nearest the query: one embedding for all of a hit's windows.
+    groups = await segments.of(tid)
     picks = near.closest([[s["text"] or "" for s in g] for g in groups])
     cited = [hits.segment_moment(g[i]) for g, i in zip(groups, picks, strict=True)]
     if how[tid] == "meaning":  # shaped without its segments (shape's cited): its moments are these

@@ -67,10 +67,12 @@ SPEAKER_BATCH = " ORDER BY s.id LIMIT :batch"
 # The transcripts the semantic index found, as the store has them now: a transcript trashed or purged since
 # the index was built is not among them, whatever the index says.
 NEAR_KEYS = HIT_KEYS + " WHERE t.id IN (SELECT value FROM json_each(:ids)) AND t.deleted_at IS NULL"
-# The segments some cited chunks span: their seqs, one list for all of a hit's chunks.
+# The segments the cited chunks of a page's hits span: (transcript id, seq) pairs, looked up one by one
+# in the (transcript_id, seq) index, for every hit in one query.
 CHUNK_SEGMENTS = (
-    "SELECT seq, start_ms, end_ms, speaker, text FROM segments"
-    " WHERE transcript_id = :id AND seq IN (SELECT value FROM json_each(:seqs)) ORDER BY seq"
+    "SELECT s.transcript_id, s.seq, s.start_ms, s.end_ms, s.speaker, s.text FROM json_each(:pairs) AS p"
+    " CROSS JOIN segments AS s ON s.transcript_id = json_extract(p.value, '$[0]')"
+    " AND s.seq = json_extract(p.value, '$[1]')"
 )
 SPANNED = 200  # segments read for one chunk at most (a chunk is ~30 words: a few segments, never this many)
 
@@ -81,13 +83,23 @@ async def near(db: Reader, ids: list[str], filt: Filters) -> dict[str, sqlite3.R
     return {r["id"]: r for r in rows}
 
 
-async def chunk_segments(db: Reader, transcript_id: str, spans: list[tuple[int, int]]) -> list[list[sqlite3.Row]]:
-    """For each (first, last) span, the transcript's segments seq first..last in spoken order; one query for all."""
-    seqs = sorted({seq for first, last in spans for seq in range(first, min(last, first + SPANNED - 1) + 1)})
-    rows = {r["seq"]: r for r in await db.all(CHUNK_SEGMENTS, {"id": transcript_id, "seqs": json.dumps(seqs)})}
-    return [
-        [rows[seq] for seq in range(first, min(last, first + SPANNED - 1) + 1) if seq in rows] for first, last in spans
-    ]
+async def chunk_segments(db: Reader, spans: dict[str, list[tuple[int, int]]]) -> dict[str, list[list[sqlite3.Row]]]:
+    """By transcript, for each of its (first, last) spans, its segments seq first..last in spoken order.
+
+    One query for all the transcripts: a page cites up to 3 chunks in each of its hits, and a read per hit
+    cost a round trip to SQLite's thread each.
+    """
+
+    def seqs(first: int, last: int) -> range:
+        return range(first, min(last, first + SPANNED - 1) + 1)
+
+    pairs = sorted({(tid, seq) for tid, own in spans.items() for first, last in own for seq in seqs(first, last)})
+    found = await db.all(CHUNK_SEGMENTS, {"pairs": json.dumps(pairs)}) if pairs else []
+    rows = {(r["transcript_id"], r["seq"]): r for r in found}
+    return {
+        tid: [[rows[(tid, seq)] for seq in seqs(first, last) if (tid, seq) in rows] for first, last in own]
+        for tid, own in spans.items()
+    }
 
 
 async def texts(db: Reader, rids: list[int]) -> dict[int, sqlite3.Row]:
