@@ -62,8 +62,9 @@ from magnotia_mcp.search.plan import search_page
 from magnotia_mcp.search.querylang import parse
 from magnotia_mcp.search.semantic.build import quantized
 from magnotia_mcp.search.semantic.chunks import Segment, chunks
+from magnotia_mcp.search.semantic.found import Found, Near
 from magnotia_mcp.search.semantic.model import StaticModel
-from magnotia_mcp.search.semantic.nearest import FLOOR, Found, Near
+from magnotia_mcp.search.semantic.nearest import FLOOR
 from magnotia_mcp.store.pool import Store
 from magnotia_mcp.tools.search import MAX_HITS, NEAR
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio a
     import sqlite3
 
     from magnotia_mcp.search.querylang import Query
-    from magnotia_mcp.search.semantic.nearest import Found, Near
+    from magnotia_mcp.search.semantic.found import Found, Near
     from magnotia_mcp.store.plans import Filters
     from magnotia_mcp.store.reader import Reader
 

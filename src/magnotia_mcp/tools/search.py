@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # annotations only: the query language and numpy load on the 
     from pathlib import Path
 
     from magnotia_mcp.search.querylang import Query
-    from magnotia_mcp.search.semantic.nearest import Near
+    from magnotia_mcp.search.semantic.found import Near
 
 
 async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:

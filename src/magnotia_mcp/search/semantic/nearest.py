@@ -12,12 +12,13 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from magnotia_mcp.search.semantic import indexfile
+from magnotia_mcp.search.semantic.found import Chunk, Found, Near
 from magnotia_mcp.search.semantic.model import ModelError, StaticModel, fingerprint
 
 # Below this cosine a chunk is not taken as a match at all: nearest neighbours always exist, and
@@ -30,59 +31,6 @@ DAMAGED = "the semantic index is damaged (arrays of the wrong size); run `magnot
 
 class Unavailable(Exception):
     """The index cannot be used now: the message says why and what to do (the search goes on by words)."""
-
-
-class Chunk(NamedTuple):
-    score: float
-    kind: int
-    first_seq: int | None  # the segments the window spans (None for a title or text without segments)
-    last_seq: int | None
-
-
-class Found:
-    """A transcript near the query: its id, its best chunk's cosine, and its best chunks, best first.
-
-    The chunks may be given as a function that picks them when first asked for: a search asks the index
-    for 4 transcripts a hit and cites only the hits it shapes (in-process at 10k, picking the chunks of
-    all 40 took 1.5 ms of the index's part of a search, on the thread the search waits for).
-    """
-
-    __slots__ = ("_chunks", "_pick", "doc", "score")
-
-    def __init__(self, doc: str, score: float, chunks: list[Chunk] | Callable[[], list[Chunk]]) -> None:
-        self.doc = doc
-        self.score = score
-        self._chunks: list[Chunk] | None = None if callable(chunks) else chunks
-        self._pick: Callable[[], list[Chunk]] | None = chunks if callable(chunks) else None
-
-    @property
-    def chunks(self) -> list[Chunk]:
-        if self._chunks is None:
-            assert self._pick is not None
-            self._chunks, self._pick = self._pick(), None
-        return self._chunks
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Found) and (self.doc, self.score, self.chunks) == (
-            other.doc,
-            other.score,
-            other.chunks,
-        )
-
-    __hash__ = None  # type: ignore[assignment]  # equal by value, and mutable (its chunks are filled in)
-
-    def __repr__(self) -> str:
-        return f"Found({self.doc!r}, {self.score!r}, {self.chunks!r})"
-
-
-class Near(NamedTuple):
-    """What a search gets from the index: the transcripts nearest the query, and which of some texts is nearest it.
-
-    closest(groups): for each group of texts (a window's segments), the index of the one nearest the query.
-    """
-
-    found: list[Found]
-    closest: Callable[[list[list[str]]], list[int]]
 
 
 class Loaded:
