@@ -148,7 +148,8 @@ class StaticModel:
         self.mapped = mapped if mapped is not None and hasattr(mmap, "MADV_DONTNEED") else None
         self.granules: set[int] = set()
         self.look_at = 0  # the granules' bytes at which the held bytes are looked at next
-        self.base = _file_pages()  # the process's file pages after the last hand-back (None: not told)
+        # The process's file pages after the last hand-back (None: not told, or nothing to hand back).
+        self.base = _file_pages() if self.mapped is not None else None
 
     def _touched(self, ids: NDArray[np.int64], rows: NDArray[np.int64]) -> None:
         """Count the granules of the file the token ids and table rows read; past RESIDENT held, hand them back."""
