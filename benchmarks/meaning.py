@@ -53,7 +53,7 @@ CACHE_ENV = "MAGNOTIA_MCP_CACHE_DIR"
 
 def available(model: Path | None) -> tuple[Path | None, str | None]:
     """The model folder to use, or why this part cannot run (the extra or a model is missing)."""
-    for name in ("numpy", "tokenizers"):
+    for name in ("numpy", "tokenizers", "marisa_trie"):
         if importlib.util.find_spec(name) is None:
             return None, f"{name} is not installed (pip install '.[semantic]')"
     if model is not None:

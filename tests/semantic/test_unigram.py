@@ -11,6 +11,8 @@ literal text (`<pad>`, `<unk>`), which tokenizers matches before segmenting.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +41,7 @@ EDGES = [
     "\U0010fffd\ue000 private use",
     "मैं हिंदी बोलता हूँ",
     "עברית ועוד",
+    "a\x00b . \x00. budget\x00",  # MARISA looks a text up only as far as a NUL: fused runs hold one here
 ]
 
 
@@ -82,7 +85,7 @@ CUTS = st.sampled_from([" ", "\t", "\n", "\u3000", "\u00a0", "\x85", "\x1c", "\x
 @given(
     st.text(
         alphabet=st.one_of(
-            st.characters(codec="utf-8", categories=["L", "M", "N", "P", "S", "Z", "Cc"], exclude_characters="\x00"),
+            st.characters(codec="utf-8", categories=["L", "M", "N", "P", "S", "Z", "Cc"]),
             CUTS,
         ),
         max_size=80,
@@ -122,6 +125,38 @@ def test_a_tokenizer_it_does_not_read_falls_back_to_tokenizers(model_dir: Path, 
     for name in ("config.json", "model.safetensors"):
         (folder / name).write_bytes((model_dir / name).read_bytes())
     data["model"]["byte_fallback"] = False
+    for odd in ("a\x00b", data["model"]["vocab"][5][0]):  # a NUL (MARISA's lookups stop there), a repeated piece
+        vocab = [*data["model"]["vocab"], [odd, -20.0]]
+        (tmp_path / "tokenizer.json").write_text(json.dumps({**data, "model": {**data["model"], "vocab": vocab}}))
+        assert Unigram.load(tmp_path / "tokenizer.json", MAX_TOKENS) is None
     del data["model"]["vocab"][-1]  # still a vocabulary it reads; the mapping covers more rows than needed
     (folder / "tokenizer.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     assert isinstance(StaticModel.load(folder, lean=True).tokenizer, Unigram)
+
+
+def test_the_vocabulary_costs_the_server_little_memory(model_dir: Path) -> None:
+    """276k pieces in a MARISA trie and two arrays: the load adds ~9 MiB to a process, where a dict took 56."""
+    probe = (
+        "import gc, sys\n"
+        "from pathlib import Path\n"
+        "from magnotia_mcp.search.semantic.unigram import Unigram\n"
+        "def rss():\n"
+        "    with open('/proc/self/status') as f:\n"
+        "        return next(int(line.split()[1]) for line in f if line.startswith('VmRSS:'))\n"
+        "before = rss()\n"
+        "ours = Unigram.load(Path(sys.argv[1]), 512)\n"
+        "gc.collect()\n"
+        "print(ours.size, rss() - before)\n"
+    )
+    if not Path("/proc/self/status").exists():
+        pytest.skip("reads the process's resident size from /proc (Linux)")
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(model_dir / "tokenizer.json")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    pieces, kib = map(int, done.stdout.split())
+    assert pieces > 250_000
+    assert kib < 24 * 1024, f"loading the vocabulary added {kib / 1024:.1f} MiB"

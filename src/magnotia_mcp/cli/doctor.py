@@ -110,7 +110,7 @@ def semantic_index(store: Path, live: int | None) -> dict[str, Any]:
 
     from magnotia_mcp.search.semantic.indexfile import state
 
-    extra = all(importlib.util.find_spec(name) is not None for name in ("numpy", "tokenizers"))
+    extra = all(importlib.util.find_spec(name) is not None for name in ("numpy", "tokenizers", "marisa_trie"))
     return {**state(store, live), "extra_installed": extra}
 
 

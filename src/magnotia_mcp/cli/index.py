@@ -87,6 +87,7 @@ def run_index(db: str | None, *, model: str | None, drop: bool, download: bool =
             print(f"{store} has no semantic index (none at {where}); nothing to remove")
         return 0
     try:
+        import marisa_trie  # noqa: F401
         import numpy  # noqa: F401
         import tokenizers  # noqa: F401
     except ImportError as exc:

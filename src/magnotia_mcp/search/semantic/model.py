@@ -194,7 +194,7 @@ class StaticModel:
             tokenizer: Any = Unigram.load(folder / "tokenizer.json", MAX_TOKENS) if lean else None
             if tokenizer is not None:
                 unknown: int | None = tokenizer.unknown
-                vocab = len(tokenizer.scores)
+                vocab = tokenizer.size
             else:
                 tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
                 unknown = _unknown_id(tokenizer, folder / "tokenizer.json")
