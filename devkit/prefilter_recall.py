@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from magnotia_mcp.search.semantic import nearest
+from magnotia_mcp.search.semantic import nearest, scoring
 
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 SIZES = {"1k": 1_000, "10k": 10_000, "100k": 100_000}
@@ -69,7 +69,10 @@ def main() -> None:
     found = nearest.searcher(store, wait=3600)
     index = found.index
     scale = index.scales[:, None]
-    exact = [np.maximum.reduceat(index.scores(found.model.embed([t])[0]), index.starts) for t in texts]
+    exact = [
+        np.maximum.reduceat(scoring.widened(index.vectors, index.scales, found.model.embed([t])[0]), index.starts)
+        for t in texts
+    ]
     query_rows = [found.model.embed([t])[0] for t in texts]
     sample = np.sort(
         np.random.default_rng(0).choice(len(index.vectors), min(50_000, len(index.vectors)), replace=False)

@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from devkit import relevance
-from magnotia_mcp.search.semantic import nearest
+from magnotia_mcp.search.semantic import nearest, scoring
 from magnotia_mcp.tools import search
 from tests.semantic import stores
 from tests.semantic.conftest import Index
@@ -38,20 +38,58 @@ def test_asking_for_fewer_gives_the_first_of_the_whole_ranking(index: Index, mod
 
 
 @pytest.mark.parametrize("rows_per_block", [1, 7, 1 << 20])
-def test_scores_are_the_cosines_whatever_the_block(
+def test_widened_scores_are_the_cosines_whatever_the_block(
     index: Index, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rows_per_block: int
 ) -> None:
-    """Every window's score, block by block (one row, a count that leaves a remainder, all at once) is its cosine."""
+    """numpy's scores, block by block (one row, a count that leaves a remainder, all at once), are the cosines;
+    so are SimSIMD's to within error(query)."""
     db = stores.write(tmp_path / "app" / "magnotia.db")
     assert index(db, "--model", str(model_dir)).returncode == 0
-    loaded = nearest.searcher(db, wait=60)
-    monkeypatch.setattr(nearest, "BLOCK_BYTES", 4 * loaded.index.dims * rows_per_block)
-    windows = len(loaded.index.vectors)
+    loaded = nearest.searcher(db, wait=60).index
+    monkeypatch.setattr(scoring, "BLOCK_BYTES", 4 * loaded.dims * rows_per_block)
+    windows = len(loaded.vectors)
     assert windows > 7  # more than one block of 7, and not a multiple of it
     assert windows % 7
-    query = loaded.model.embed(["who takes over as engineering lead"])[0]
-    want = (loaded.index.vectors.astype(np.float64) @ query.astype(np.float64)) * loaded.index.scales
-    np.testing.assert_allclose(loaded.index.scores(query), want, rtol=1e-5, atol=1e-6)
+    query = nearest.searcher(db).model.embed(["who takes over as engineering lead"])[0]
+    want = (loaded.vectors.astype(np.float64) @ query.astype(np.float64)) * loaded.scales
+    np.testing.assert_allclose(scoring.widened(loaded.vectors, loaded.scales, query), want, rtol=1e-5, atol=1e-6)
+    assert scoring.simd is not None  # the extra installs it wherever it has a wheel: here
+    assert np.abs(scoring.fast(loaded.vectors, loaded.scales, query) - want).max() <= scoring.error(query) + 1e-6
+
+
+def test_simd_scores_are_within_the_bound_and_the_answers_are_numpys(
+    index: Index, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SimSIMD rounds the query to int8: every score is within error(query) of numpy's, the bound is small and
+    not vacuous, and the index answers every judged query exactly as with numpy alone: the same transcripts in
+    the same order with the same scores, and the same cited windows."""
+    db = relevance.build_store(tmp_path / "app" / "magnotia.db", fts=True)
+    assert index(db, "--model", str(model_dir)).returncode == 0
+    found = nearest.searcher(db, wait=60)
+    loaded = found.index
+    texts = [q.text for q in (*relevance.QUERIES, *relevance.MEANING_QUERIES)]
+    assert len(texts) > 50
+    worst = 0.0  # the largest difference seen, over its bound
+    answers = []
+    for text, query in zip(texts, found.model.embed(texts), strict=True):
+        bound = scoring.error(query)
+        assert 0 < bound < 0.02
+        off = np.abs(
+            scoring.fast(loaded.vectors, loaded.scales, query) - scoring.widened(loaded.vectors, loaded.scales, query)
+        )
+        assert off.max() <= bound + 1e-6
+        worst = max(worst, float(off.max()) / bound)
+        answers.append([(hit.doc, hit.score, hit.chunks) for hit in found.near(text, 10).found])
+    assert worst > 0.05  # the rounding shows
+    monkeypatch.setattr(scoring, "simd", None)
+    alone = [[(hit.doc, hit.score, hit.chunks) for hit in found.near(text, 10).found] for text in texts]
+    assert sum(len(a) for a in alone) > 5 * len(texts)
+    for ours, theirs in zip(answers, alone, strict=True):  # the same transcripts in order, citing the same windows
+        assert [(doc, [c[1:] for c in chunks]) for doc, _, chunks in ours] == [
+            (doc, [c[1:] for c in chunks]) for doc, _, chunks in theirs
+        ]
+        # Scores equal up to float32's rounding of a sum: numpy's BLAS sums in float32, the search in float64.
+        np.testing.assert_allclose([s for _, s, _ in ours], [s for _, s, _ in theirs], rtol=1e-6)
 
 
 def reference(best: list[float], limit: int) -> list[int]:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from magnotia_mcp.search.semantic import indexfile
+from magnotia_mcp.search.semantic import indexfile, scoring
 from magnotia_mcp.search.semantic.found import Chunk, Found, Near
 from magnotia_mcp.search.semantic.model import ModelError, StaticModel, fingerprint
 
@@ -25,7 +25,6 @@ from magnotia_mcp.search.semantic.model import ModelError, StaticModel, fingerpr
 # without a floor a query about nothing in the store would still "find" its least unrelated chunks.
 FLOOR = 0.3
 CITED = 3  # chunks cited per transcript, as moments
-BLOCK_BYTES = 8 << 20  # rows scored at a time: as many as widen to 8 MiB of float32 (32,768 at 64 dims), reused
 DAMAGED = "the semantic index is damaged (arrays of the wrong size); run `magnotia-mcp index`"
 
 
@@ -81,21 +80,6 @@ class Loaded:
     def cite(self, i: int, score: float) -> Chunk:
         first, last = (int(v) for v in self.seqs[i])
         return Chunk(score, int(self.kinds[i]), first if first >= 0 else None, last if last >= 0 else None)
-
-    def scores(self, query: NDArray[np.float32]) -> NDArray[np.float32]:
-        # A block of int8 rows is widened into a reused float32 buffer, then BLAS multiplies it: faster than
-        # einsum on the int8 rows, and the memory held is the int8 rows plus one block, never a float32 copy of
-        # them all. 420k rows of 64: 5.3 ms in blocks of 4,096, 3.4 ms in blocks of 32,768 (fewer calls).
-        out = np.empty(len(self.vectors), dtype=np.float32)
-        step = max(1, BLOCK_BYTES // (4 * max(1, self.dims)))
-        block = np.empty((step, self.dims), dtype=np.float32)
-        for lo in range(0, len(self.vectors), step):
-            rows = self.vectors[lo : lo + step]
-            n = len(rows)
-            np.copyto(block[:n], rows, casting="unsafe")
-            np.dot(block[:n], query, out=out[lo : lo + n])
-        out *= self.scales
-        return out
 
 
 def index_stamp(path: Path) -> tuple[object, ...]:
@@ -256,9 +240,12 @@ class Searcher:
             return []
         if not query.any():
             return []
-        scores = index.scores(query)
+        scores = scoring.fast(index.vectors, index.scales, query)
         best = np.maximum.reduceat(scores, index.starts)
         ends = np.append(index.starts[1:], len(scores))
+        slack = scoring.error(query)
+        if slack > 0:
+            _settle(index, query, (scores, best, ends), slack + 1e-6, limit)
 
         def cited(lo: int, hi: int) -> Callable[[], list[Chunk]]:
             def pick() -> list[Chunk]:
@@ -270,6 +257,34 @@ class Searcher:
         return [
             Found(index.docs[d], float(best[d]), cited(int(index.starts[d]), int(ends[d]))) for d in _top(best, limit)
         ]
+
+
+def _settle(
+    index: Loaded,
+    query: NDArray[np.float32],
+    found: tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.int64]],
+    slack: float,
+    limit: int,
+) -> None:
+    """Score exactly (scoring.exact) every window of the transcripts that scores off by slack could reorder.
+
+    A transcript among the limit nearest by exact scores is at least FLOOR and at least the limit-th exact best,
+    which is at least the limit-th of these bests less slack; so its best here is at least the larger of those
+    two less slack, and less slack again. Rescored, those are exact, and every other transcript stays below
+    them or below FLOOR: _top then picks what it would from exact scores, and their cited windows are exact.
+    """
+    scores, best, ends = found
+    kth = float(np.partition(best, len(best) - limit)[len(best) - limit]) if limit < len(best) else -np.inf
+    near = np.flatnonzero(best >= max(kth - 2 * slack, FLOOR - slack))
+    if not near.size:
+        return
+    firsts = index.starts[near]
+    counts = ends[near] - firsts
+    offsets = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    windows = np.repeat(firsts - offsets, counts) + np.arange(int(counts.sum()))
+    exact = scoring.exact(index.vectors, index.scales, windows, query)
+    scores[windows] = exact
+    best[near] = np.maximum.reduceat(exact, offsets)
 
 
 def _top(best: NDArray[np.float32], limit: int) -> list[int]:
