@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from devkit.storefactory import ts
+from magnotia_mcp.cli.doctor import semantic_line
 from magnotia_mcp.search.semantic import indexfile
 from magnotia_mcp.search.semantic.build import update
 from magnotia_mcp.search.semantic.model import StaticModel, fingerprint
@@ -191,6 +192,8 @@ def test_doctor_shows_the_index_state(index: Index, model_dir: Path, tmp_path: P
     assert index(db, "--model", str(model_dir)).returncode == 0
     ready = doctor()
     assert (ready["state"], ready["transcripts"], ready["of"], ready["extra_installed"]) == ("ready", 5, 5, True)
+    assert ready["simd_scoring"] is True  # simsimd has a wheel for every Python the tests run on
+    assert "scored by numpy" not in run_cli("doctor", "--db", str(db)).stdout
     assert ready["model_path"] == str(model_dir)
     conn = sqlite3.connect(db)
     with conn:
@@ -227,3 +230,18 @@ def test_a_cache_folder_that_cannot_be_written_says_so(
     assert done.returncode == 1
     assert "cannot write the index at" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_doctor_says_when_numpy_scores() -> None:
+    """Where simsimd has no wheel (a Python it does not build for), the line says the search is slower, and why."""
+    index = {
+        "state": "ready",
+        "transcripts": 5,
+        "of": 5,
+        "chunks": 9,
+        "model_path": "/m",
+        "path": "/i",
+        "extra_installed": True,
+    }
+    assert "scored by numpy" in semantic_line({**index, "simd_scoring": False})
+    assert "scored by numpy" not in semantic_line({**index, "simd_scoring": True})
