@@ -96,7 +96,9 @@ def check_metadata(meta: email.message.Message) -> None:
         extra: sorted(r.name for r in every if r.marker is not None and f'extra == "{extra}"' in str(r.marker))
         for extra in ("http", "semantic")
     }
-    assert by_extra == {"http": ["h11", "uvicorn"], "semantic": ["marisa-trie", "numpy", "simsimd", "tokenizers"]}, by_extra
+    assert by_extra == {"http": ["h11", "uvicorn"], "semantic": ["marisa-trie", "numpy", "simsimd", "tokenizers"]}, (
+        by_extra
+    )
     assert meta.get_all("Provides-Extra") == ["http", "semantic"]
 
 
