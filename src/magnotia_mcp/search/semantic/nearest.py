@@ -268,10 +268,11 @@ def _settle(
 ) -> None:
     """Score exactly (scoring.exact) every window of the transcripts that scores off by slack could reorder.
 
-    A transcript among the limit nearest by exact scores is at least FLOOR and at least the limit-th exact best,
-    which is at least the limit-th of these bests less slack; so its best here is at least the larger of those
-    two less slack, and less slack again. Rescored, those are exact, and every other transcript stays below
-    them or below FLOOR: _top then picks what it would from exact scores, and their cited windows are exact.
+    Why that is enough, with kth the limit-th best here: at least limit transcripts are at least kth here, so at
+    least kth - slack exactly. One among the limit nearest by exact scores is thus at least kth - slack and at
+    least FLOOR exactly, so at least kth - 2 slack and FLOOR - slack here: it is rescored. Any transcript not
+    rescored is below kth - 2 slack here (under all the limit nearest) or below FLOOR - slack (under FLOOR).
+    So _top picks what it would from exact scores, and the windows it cites are scored exactly.
     """
     scores, best, ends = found
     kth = float(np.partition(best, len(best) - limit)[len(best) - limit]) if limit < len(best) else -np.inf
