@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -91,72 +93,55 @@ def test_the_fingerprint_follows_the_files(model_dir: Path, tmp_path: Path) -> N
     assert fingerprint(folder) != before
 
 
-def _mapped_kib(array: np.ndarray) -> int:
-    """The resident KiB of the memory mapping that holds array, from /proc/self/smaps."""
-    address = array.__array_interface__["data"][0]
-    inside = False
+def _mapped_kib(name: str) -> int:
+    """The resident KiB of every memory mapping of a file of that name, from /proc/self/smaps (0: none)."""
+    total, inside = 0, False
     with open("/proc/self/smaps", encoding="utf-8") as f:
         for line in f:
             head = line.split()[0]
             if "-" in head and not head.endswith(":"):
-                lo, hi = (int(x, 16) for x in head.split("-"))
-                inside = lo <= address < hi
+                inside = line.rstrip().endswith("/" + name)
             elif inside and head == "Rss:":
-                return int(line.split()[1])
-    raise AssertionError("no mapping holds the array")
+                total += int(line.split()[1])
+    return total
 
 
+@pytest.mark.skipif(not hasattr(os, "preadv"), reason="the server reads rows with pread where the system has it")
 @pytest.mark.skipif(
-    not Path("/proc/self/smaps").is_file(), reason="reads the mapping's resident size from Linux's /proc"
+    not Path("/proc/self/smaps").is_file(), reason="reads the mappings' resident size from Linux's /proc"
 )
-def test_the_servers_model_hands_its_pages_back_past_its_bound(
-    model_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A lean model keeps at most RESIDENT of its file mapped between texts; the vectors do not change."""
-    monkeypatch.setattr(model, "RESIDENT", 2 * model.GRANULE)
-    # Words from all over the vocabulary, one a text: each touches a few granules, all of them most of the file.
-    vocab = json.loads((model_dir / "tokenizer.json").read_text(encoding="utf-8"))["model"]["vocab"]
-    texts = [piece.strip("\u2581") for piece, _ in vocab[1000::97] if piece.strip("\u2581").isalpha()]
-    assert len(texts) > 1000
-    lean = StaticModel.load(model_dir, lean=True)
-    full = StaticModel.load(model_dir)
-    for text in texts:
-        assert np.allclose(lean.embed([text]), full.embed([text]), atol=1e-6), text
-    one_text = 3 * model.GRANULE * max(len(lean.tokenizer.encode(t)) for t in texts) // 1024
-    bound = 2 * model.GRANULE // 1024 + one_text
-    assert _mapped_kib(lean.table) <= bound
-    assert _mapped_kib(full.table) > bound  # without the hand-back, the same texts keep more of it mapped
-
-
-@pytest.mark.skipif(
-    not Path("/proc/self/smaps").is_file(), reason="reads the mapping's resident size from Linux's /proc"
-)
-def test_the_bound_holds_however_much_a_fault_maps(
-    model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The bound is what the kernel says is mapped, not the granules counted: a fault may map far more than one.
+def test_the_servers_model_maps_none_of_its_table(model_dir: Path, tmp_path: Path) -> None:
+    """The server's (lean) model reads the rows a text needs with pread: nothing of the file is mapped, however
+    much a fault would map, and the vectors are the full model's.
 
     A float32 table of 1 KiB rows (the real model's width), read once from start to end as a hash is, so the
-    page cache holds it in large folios: on Linux 6.18 a row's fault mapped 100-500 KiB, and counting 64 KiB
-    a row let the mapping grow well past the bound before it was handed back.
+    page cache holds it in large folios: on Linux 6.18 one row's fault mapped all 2 MiB of its folio.
     """
-    folder = write_wide(tmp_path / "wide", dims=256)
+    folder = write_wide(tmp_path / "wide", dims=256, pieces=0)  # the test tokenizer: 283 MB, not 512
     fingerprint(folder)  # read whole, as the server does before it loads a model
-    bound = 4 << 20
-    monkeypatch.setattr(model, "RESIDENT", bound)
     lean = StaticModel.load(folder, lean=True)
+    full = StaticModel.load(folder)
+    assert isinstance(lean.table, model.Rows)
     vocab = json.loads((model_dir / "tokenizer.json").read_text(encoding="utf-8"))["model"]["vocab"]
     words = [piece.strip("\u2581") for piece, _ in vocab[1000::53] if piece.strip("\u2581").isalpha()]
     texts = [" ".join(words[i : i + 8]) for i in range(0, len(words), 8)]
     assert len(texts) > 500
-    over, handed_back, before = [], 0, _mapped_kib(lean.table)
-    for text in texts:
-        lean.embed([text])
-        after = _mapped_kib(lean.table)
-        handed_back += after < before
-        # Past the bound only by what this one text faulted in (its rows are read before they are counted).
-        if after * 1024 > bound + max(0, after - before) * 1024:
-            over.append((text, before, after))
-        before = after
-    assert handed_back >= 3  # the texts read far more than the bound: it was reached, again and again
-    assert not over, over[:3]
+    np.testing.assert_array_equal(lean.embed(texts), full.embed(texts))
+    assert _mapped_kib("model.safetensors") > 64 << 10  # the full model's mapping: what the lean one would hold
+    del full
+    gc.collect()
+    assert _mapped_kib("model.safetensors") == 0
+    lean.embed(texts)
+    assert _mapped_kib("model.safetensors") == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "preadv"), reason="the server reads rows with pread where the system has it")
+def test_a_table_cut_short_after_the_load_is_an_error_not_garbage(model_dir: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "m"
+    shutil.copytree(model_dir, folder)
+    lean = StaticModel.load(folder, lean=True)
+    assert lean.embed(["budget"]).any()
+    with open(folder / "model.safetensors", "r+b") as f:
+        f.truncate(1024)
+    with pytest.raises(ModelError, match="cut short"):
+        lean.embed(["budget review"])

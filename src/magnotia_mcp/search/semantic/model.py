@@ -7,14 +7,15 @@ tokens' rows, each times its token's weight, then scaled to length 1.
 
 Why by hand and not with the ``model2vec`` package: its install brings huggingface-hub, hf-xet and an
 HTTP client (about 20 MB, and a network stack this server promises never to use); inference is a
-lookup and a mean. The safetensors file is memory-mapped rather than loaded: a multilingual table
-is hundreds of megabytes, and only the rows of tokens actually seen are paged in (and, in the server,
-handed back past RESIDENT).
+lookup and a mean. The safetensors file is memory-mapped rather than loaded (a multilingual table
+is hundreds of megabytes, and only the rows of tokens actually seen are paged in), except in the server,
+which reads the rows it needs with ``pread`` (``Rows``).
 tests/unit/semantic checks the vectors against the reference encoder shipped with the test model.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import mmap
@@ -32,34 +33,46 @@ from tokenizers import Tokenizer
 from magnotia_mcp.search.semantic.unigram import Unigram
 
 FILES = ("config.json", "model.safetensors", "tokenizer.json")
-# A lean model (the server's) keeps at most about this much of its file mapped between texts: past it, the pages
-# are handed back to the kernel (the file stays in its cache). A multilingual table is hundreds of MB, and the rows
-# of every token a long-running server ever met would all count in its RSS. What a fault maps is the kernel's
-# choice: a page and its neighbours (fault-around, 64 KiB by default), or a whole large folio of the page cache
-# (100-500 KiB a row seen on Linux 6.18). So the touched GRANULEs only say when to look again; on Linux the
-# process's own count of file pages (RssFile, 17 us to read) says how much is held, elsewhere the granules do.
-RESIDENT = 64 << 20
-GRANULE = 64 << 10
-_STATUS = "/proc/self/status"
 MAX_TOKENS = 512  # as Model2Vec truncates: a chunk is far shorter, a pasted query may not be
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I8": np.int8, "I32": np.int32, "I64": np.int64}
 _HEADER_LIMIT = 100 * 1024 * 1024  # safetensors' own limit on the JSON header
 
 
-def _file_pages() -> int | None:
-    """The bytes of files this process has mapped in memory (Linux's RssFile), or None where it is not told."""
-    try:
-        with open(_STATUS, "rb") as f:
-            for line in f:
-                if line.startswith(b"RssFile:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
 class ModelError(Exception):
     """The folder is not a model this server can use: the message says what is wrong and what to do."""
+
+
+class Rows:
+    """A table's rows read from its file with ``pread``, as a text needs them: nothing of the file is mapped.
+
+    For the server (lean models), where ``os.preadv`` exists. A mapping would count the file's pages in the
+    server's RSS, and the kernel maps as much as it likes per fault: on Linux 6.18 a page cache that read the
+    file whole (its sha256) holds it in 2 MiB folios, and one row's fault mapped all 2 MiB of its folio, so a
+    text of 30 new tokens put 60 MiB in the RSS before anything could hand it back. A row of the real model
+    is 1 KiB; a query reads tens of them (about 1.5 us each).
+    """
+
+    def __init__(self, path: Path, offset: int, shape: tuple[int, ...], dtype: Any) -> None:
+        self.fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        self.offset = offset
+        self.shape = shape
+        self.dtype = np.dtype(dtype)
+        self.size = shape[1] * self.dtype.itemsize  # bytes a row
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, at: NDArray[np.int64]) -> NDArray[Any]:
+        out = np.empty((len(at), self.shape[1]), dtype=self.dtype)
+        view = out.data.cast("B")
+        for k, row in enumerate(at.tolist()):
+            got = os.preadv(self.fd, [view[k * self.size : (k + 1) * self.size]], self.offset + row * self.size)
+            if got != self.size:
+                raise ModelError("the model file was cut short since it was loaded; run `magnotia-mcp index`")
+        return out
+
+    def __del__(self) -> None:
+        os.close(self.fd)
 
 
 class Mapped(NamedTuple):
@@ -131,11 +144,10 @@ class StaticModel:
         self,
         folder: Path,
         tokenizer: Any,
-        table: NDArray[Any],
+        table: NDArray[Any] | Rows,
         mapping: NDArray[Any] | None,
         weights: NDArray[Any] | None,
         unknown: int | None,
-        mapped: Mapped | None = None,
     ) -> None:
         self.folder = folder
         self.tokenizer = tokenizer
@@ -144,45 +156,14 @@ class StaticModel:
         self.weights = weights
         self.unknown = unknown
         self.dims = int(table.shape[1])
-        # The file's granules the texts since the last hand-back touched (lean models, where madvise exists).
-        self.mapped = mapped if mapped is not None and hasattr(mmap, "MADV_DONTNEED") else None
-        self.granules: set[int] = set()
-        self.look_at = 0  # the granules' bytes at which the held bytes are looked at next
-        # The process's file pages after the last hand-back (None: not told, or nothing to hand back).
-        self.base = _file_pages() if self.mapped is not None else None
-
-    def _touched(self, ids: NDArray[np.int64], rows: NDArray[np.int64]) -> None:
-        """Count the granules of the file the token ids and table rows read; past RESIDENT held, hand them back."""
-        if self.mapped is None:
-            return
-        at = self.mapped.offsets
-        self.granules.update(((at["embeddings"] + rows * self.table.strides[0]) // GRANULE).tolist())
-        for name, array in (("mapping", self.mapping), ("weights", self.weights)):
-            if array is not None:
-                self.granules.update(((at[name] + ids * array.strides[0]) // GRANULE).tolist())
-        counted = len(self.granules) * GRANULE
-        if counted < self.look_at:
-            return
-        now = _file_pages()
-        held = counted if now is None or self.base is None else now - self.base
-        if held > RESIDENT:
-            self.mapped.mapping.madvise(mmap.MADV_DONTNEED)
-            self.granules.clear()
-            self.look_at = 0
-            self.base = _file_pages()
-            return
-        # Look again once the granules, at what each has cost so far, could have filled half the room left:
-        # a few looks per RESIDENT, and the last text's faults overshoot it by little.
-        cost = max(1.0, held / counted) if counted else 1.0
-        self.look_at = counted + max(GRANULE, int((RESIDENT - held) / cost / 2))
 
     @classmethod
     def load(cls, folder: Path, *, lean: bool = False) -> StaticModel:
         """Read the model in folder, or raise ModelError saying what is missing.
 
-        lean: segment with our Unigram (search/semantic/unigram.py) where the tokenizer is one it reads:
-        a tenth of the memory, for a server that embeds a query at a time; else tokenizers' encoder, fast on
-        the batches `index` embeds.
+        lean: segment with our Unigram (search/semantic/unigram.py) where the tokenizer is one it reads, and
+        read the table's rows with pread (``Rows``) where it exists: for a server that embeds a query at a time,
+        in a few MiB; else tokenizers' encoder and a mapped table, fast on the batches `index` embeds.
         """
         missing = [name for name in FILES if not (folder / name).is_file()]
         if missing:
@@ -217,7 +198,16 @@ class StaticModel:
             raise ModelError(f"{folder}: its token mapping does not fit the tokenizer and the table")
         if weights is not None and weights.shape[0] < vocab:
             raise ModelError(f"{folder}: it has {weights.shape[0]} token weights for {vocab} tokens")
-        return cls(folder, tokenizer, table, mapping, weights, unknown, mapped if lean else None)
+        if not lean or not hasattr(os, "preadv"):
+            return cls(folder, tokenizer, table, mapping, weights, unknown)
+        # The server's: the table's rows by pread, the small tensors copied (a few MB), and no mapping kept.
+        rows = Rows(folder / "model.safetensors", mapped.offsets["embeddings"], table.shape, table.dtype)
+        small = [None if t is None else np.array(t) for t in (mapping, weights)]
+        del tensors, table, mapping, weights
+        mapped.tensors.clear()
+        with contextlib.suppress(BufferError):  # a view still held somewhere: the mapping stays, nothing reads it
+            mapped.mapping.close()
+        return cls(folder, tokenizer, rows, small[0], small[1], unknown)
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """One unit-length row per text; a text with no known token gives a row of zeros (it matches nothing)."""
@@ -235,11 +225,10 @@ class StaticModel:
             if ids.size == 0:
                 continue
             at = ids if self.mapping is None else self.mapping[ids]
-            rows = self.table[at].astype(np.float32)
+            rows = self.table[np.asarray(at, dtype=np.int64)].astype(np.float32)
             if self.weights is not None:
                 rows *= self.weights[ids].astype(np.float32)[:, None]
             out[i] = rows.mean(axis=0)
-            self._touched(ids, np.asarray(at, dtype=np.int64))
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out
