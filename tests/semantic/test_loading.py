@@ -24,15 +24,15 @@ def test_a_search_during_a_load_goes_by_words_and_the_next_uses_the_index(
     db = stores.write(tmp_path / "app" / "magnotia.db")
     assert index(db, "--model", str(model_dir)).returncode == 0
     release = threading.Event()
-    real = nearest._load_index
+    real = nearest._load
     loads: list[Path] = []
 
-    def held(store: Path, stamp: tuple[Any, ...]) -> nearest.Loaded:
+    def held(store: Path, stamp: tuple[Any, ...]) -> nearest.Searcher:
         loads.append(store)
         assert release.wait(60)
         return real(store, stamp)
 
-    monkeypatch.setattr(nearest, "_load_index", held)
+    monkeypatch.setattr(nearest, "_load", held)
     with pytest.raises(nearest.Unavailable, match="still loading"):
         nearest.searcher(db, wait=0)
     with pytest.raises(nearest.Unavailable, match="still loading"):

@@ -35,7 +35,7 @@ class Unavailable(Exception):
 class Loaded:
     """One index in memory: every window's int8 row and scale, grouped by transcript, and the segments it spans.
 
-    Read row by row into arrays sized first (``_load_index``): the memory is the vectors' own bytes and a few
+    Read row by row into arrays sized first (``_load``): the memory is the vectors' own bytes and a few
     bytes a window, never the file's rows and a joined copy of them at once.
     """
 
@@ -115,8 +115,7 @@ class _Load:
 
     def _run(self, store: Path) -> None:
         try:
-            index = _load_index(store, self.stamp)
-            self.result = Searcher(index, _load_model(index.meta))
+            self.result = _load(store, self.stamp)
         except Unavailable as exc:
             self.error = exc
         except Exception as exc:  # any failure: the search must still be answered, by words, saying why
@@ -134,7 +133,10 @@ _models: dict[tuple[str, str], StaticModel] = {}
 refreshing: set[str] = set()
 
 
-def _load_index(store: Path, stamp: tuple[object, ...]) -> Loaded:
+def _load(store: Path, stamp: tuple[object, ...]) -> Searcher:
+    """The store's index and its model, the model first: its load's working memory (for a 500k-piece vocabulary,
+    ~65 MiB: the tokenizer file, the trie's build) is handed back before the index's arrays are filled, so the
+    two never add up in the server's peak (10k at 256 dimensions, in-process: 215 -> 166 MiB)."""
     path = indexfile.location(store)
     try:
         found = indexfile.open_existing(store)
@@ -146,10 +148,10 @@ def _load_index(store: Path, stamp: tuple[object, ...]) -> Loaded:
         raise Unavailable("there is no semantic index for this store; `magnotia-mcp index --model DIR` builds one")
     conn, meta = found
     dims = int(meta.get("dims", "0"))
-    if dims <= 0:
-        conn.close()
-        raise Unavailable("the semantic index is damaged (no width); run `magnotia-mcp index`")
     try:
+        if dims <= 0:
+            raise Unavailable("the semantic index is damaged (no width); run `magnotia-mcp index`")
+        model = _load_model(meta)
         conn.execute("BEGIN")  # one snapshot: the count, the sum and the rows agree
         (covered,) = conn.execute("SELECT count(*) FROM docs").fetchone()
         # The arrays are sized from the windows the rows claim, and only when their vectors' bytes say the same.
@@ -166,7 +168,7 @@ def _load_index(store: Path, stamp: tuple[object, ...]) -> Loaded:
         conn.execute("COMMIT")
     finally:
         conn.close()
-    return index.done()
+    return Searcher(index.done(), model)
 
 
 def _fits(row: tuple[Any, ...], dims: int) -> bool:
