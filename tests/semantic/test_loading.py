@@ -6,6 +6,7 @@ large index's seconds of reading), so what a search sees while it runs is decide
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 import threading
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from magnotia_mcp.search.semantic import indexfile, nearest
+from magnotia_mcp.tools import search
 from tests.semantic import stores
 from tests.semantic.conftest import Index
 
@@ -68,3 +70,27 @@ def test_a_row_whose_arrays_do_not_fit_is_never_trusted(
     conn.close()
     with pytest.raises(nearest.Unavailable, match="damaged"):
         nearest.searcher(db, wait=60)
+
+
+def test_a_model_cut_short_under_the_server_is_searched_by_words_not_an_error(
+    index: Index, model_dir: Path, tmp_path: Path
+) -> None:
+    """The server reads its model's rows as texts need them: a file cut short since the load (a model folder
+    replaced, a disk full) makes the search go by words and say why, and citing fall back to a window's first
+    segment, never an error or rows of garbage."""
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    copy = tmp_path / "model"
+    shutil.copytree(model_dir, copy)
+    assert index(db, "--model", str(copy)).returncode == 0
+    near, said = search._nearest(db, "new head of development", 5)
+    assert near is not None
+    assert said["used"] is True
+    assert near.closest([["budget for the campaign", "the new head of development"]]) == [1]
+    with open(copy / "model.safetensors", "r+b") as f:
+        f.truncate(1024)  # the header and a few rows: every word below reads past it
+    assert near.closest([["budget for the campaign", "the new head of development"]]) == [0]
+    near, said = search._nearest(db, "new head of development", 5)
+    assert near is None
+    assert said["used"] is False
+    assert "cut short" in said["why"]
+    assert "went by words" in said["why"]

@@ -153,6 +153,7 @@ def _nearest(path: Path, text: str, limit: int) -> tuple[Near | None, dict[str, 
     for name in _BLAS_THREADS:
         os.environ.setdefault(name, "1")
     try:
+        from magnotia_mcp.search.semantic.model import ModelError
         from magnotia_mcp.search.semantic.nearest import Unavailable, searcher
     except ImportError as exc:
         why = (
@@ -166,7 +167,10 @@ def _nearest(path: Path, text: str, limit: int) -> tuple[Near | None, dict[str, 
         return None, {"used": False, "why": f"{exc}; this search went by words only"}
     from magnotia_mcp.search.semantic import refresh
 
-    near = found.near(text, limit)
+    try:
+        near = found.near(text, limit)
+    except ModelError as exc:  # its file changed under the server (cut short): never garbage, and never an error
+        return None, {"used": False, "why": f"{exc}; this search went by words only"}
     complete = found.index.complete and not refresh.behind(path, found)
     refresh.after_search(path, found)  # new transcripts are embedded on a thread of its own, for the next searches
     return near, {"used": True, "transcripts": found.covered, "complete": complete}
