@@ -10,6 +10,7 @@ literal text (`<pad>`, `<unk>`), which tokenizers matches before segmenting.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import subprocess
 import sys
@@ -160,3 +161,17 @@ def test_the_vocabulary_costs_the_server_little_memory(model_dir: Path) -> None:
     pieces, kib = map(int, done.stdout.split())
     assert pieces > 250_000
     assert kib < 24 * 1024, f"loading the vocabulary added {kib / 1024:.1f} MiB"
+
+
+def test_the_load_needs_no_glibc(model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """malloc_trim is glibc's: elsewhere the heap is left as it is, and the load goes on. On Windows ctypes cannot
+    even name the process itself (CDLL(None) raises TypeError), so it is not asked."""
+
+    def no_process(name: object) -> object:
+        raise TypeError("LoadLibrary() argument 1 must be str, not None")
+
+    monkeypatch.setattr(ctypes, "CDLL", no_process)
+    monkeypatch.setattr(sys, "platform", "win32")
+    assert Unigram.load(model_dir / "tokenizer.json", MAX_TOKENS) is not None
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert Unigram.load(model_dir / "tokenizer.json", MAX_TOKENS) is not None

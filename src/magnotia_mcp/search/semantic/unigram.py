@@ -23,6 +23,7 @@ from __future__ import annotations
 import ctypes
 import json
 import re
+import sys
 from array import array
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -112,9 +113,11 @@ def _trim_heap() -> None:
     Building the trie leaves its work space free but held by malloc: 13 MiB for 276k pieces, 27 MiB for the
     500k of potion-multilingual-128M's vocabulary, kept in the server's RSS for its life.
     """
+    if not sys.platform.startswith("linux"):  # CDLL(None) is the process itself only on POSIX; trim is glibc's
+        return
     try:
         trim = ctypes.CDLL(None).malloc_trim
-    except (AttributeError, OSError):  # not glibc
+    except (AttributeError, OSError):  # not glibc (musl)
         return
     trim(0)
 
