@@ -6,6 +6,7 @@ import gc
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -145,3 +146,13 @@ def test_a_table_cut_short_after_the_load_is_an_error_not_garbage(model_dir: Pat
         f.truncate(1024)
     with pytest.raises(ModelError, match="cut short"):
         lean.embed(["budget review"])
+
+
+def test_rows_of_a_file_that_cannot_be_opened_raise_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The open's own error, and nothing more: no second one from the object's cleanup."""
+    unraisable: list[object] = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    with pytest.raises(FileNotFoundError):
+        model.Rows(tmp_path / "missing.safetensors", 0, (1, 4), np.float32)
+    gc.collect()
+    assert unraisable == []

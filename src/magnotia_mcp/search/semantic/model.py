@@ -72,7 +72,8 @@ class Rows:
         return out
 
     def __del__(self) -> None:
-        os.close(self.fd)
+        if hasattr(self, "fd"):  # not when the open itself failed
+            os.close(self.fd)
 
 
 class Mapped(NamedTuple):
