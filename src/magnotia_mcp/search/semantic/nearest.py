@@ -245,12 +245,12 @@ class Searcher:
             return []
         if not query.any():
             return []
-        scores = scoring.fast(index.vectors, index.scales, query)
+        scores, slack = scoring.fast(index.vectors, index.scales, query)
         best = np.maximum.reduceat(scores, index.starts)
         ends = np.append(index.starts[1:], len(scores))
-        slack = scoring.error(query)
-        if slack > 0:
-            _settle(index, query, (scores, best, ends), slack + 1e-6, limit)
+        # The transcripts that can be among the limit nearest: all, or the ones _settle scored exactly.
+        among = _settle(index, query, (scores, best, ends), slack + 1e-6, limit) if slack > 0 else None
+        nearest = _top(best, limit) if among is None else [int(among[k]) for k in _top(best[among], limit)]
 
         def cited(lo: int, hi: int) -> Callable[[], list[Chunk]]:
             def pick() -> list[Chunk]:
@@ -259,9 +259,7 @@ class Searcher:
 
             return pick
 
-        return [
-            Found(index.docs[d], float(best[d]), cited(int(index.starts[d]), int(ends[d]))) for d in _top(best, limit)
-        ]
+        return [Found(index.docs[d], float(best[d]), cited(int(index.starts[d]), int(ends[d]))) for d in nearest]
 
 
 def _settle(
@@ -270,8 +268,9 @@ def _settle(
     found: tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.int64]],
     slack: float,
     limit: int,
-) -> None:
-    """Score exactly (scoring.exact) every window of the transcripts that scores off by slack could reorder.
+) -> NDArray[np.intp]:
+    """Score exactly (scoring.exact) every window of the transcripts that scores off by slack could reorder;
+    their indexes, ascending: the only transcripts _top then needs to look at.
 
     Why that is enough, with kth the limit-th best here: at least limit transcripts are at least kth here, so at
     least kth - slack exactly. One among the limit nearest by exact scores is thus at least kth - slack and at
@@ -283,7 +282,7 @@ def _settle(
     kth = float(np.partition(best, len(best) - limit)[len(best) - limit]) if limit < len(best) else -np.inf
     near = np.flatnonzero(best >= max(kth - 2 * slack, FLOOR - slack))
     if not near.size:
-        return
+        return near
     firsts = index.starts[near]
     counts = ends[near] - firsts
     offsets = np.concatenate(([0], np.cumsum(counts)[:-1]))
@@ -291,6 +290,7 @@ def _settle(
     exact = scoring.exact(index.vectors, index.scales, windows, query)
     scores[windows] = exact
     best[near] = np.maximum.reduceat(exact, offsets)
+    return near
 
 
 def _top(best: NDArray[np.float32], limit: int) -> list[int]:
