@@ -75,10 +75,11 @@ def fast(
     quantized = _quantized(query) if library is not None and len(vectors) else None
     if library is None or quantized is None:
         return widened(vectors, scales, query), 0.0
-    # Integer sums, exact: |sum| < 2**24 up to 1,040 dims, so float32 holds them.
-    found: NDArray[np.float32] = np.empty((1, len(vectors)), dtype=np.float32)
-    library.cdist(quantized[0][None, :], vectors, metric="dot", out=found)
-    row: NDArray[np.float32] = found[0]
+    # Integer sums, exact: |sum| < 2**24 up to 1,040 dims, so float32 holds them. Not into out=: simsimd 6.5.16
+    # then returns None without a reference of its own, and on Python < 3.12 every call takes one of None's:
+    # the real server aborted ("deallocating None") after 12,318 searches here.
+    found = library.cdist(quantized[0][None, :], vectors, metric="dot", out_dtype="float32")
+    row: NDArray[np.float32] = np.asarray(found)[0]
     row *= scales
     row /= quantized[1]
     return row, _bound(query, quantized)
