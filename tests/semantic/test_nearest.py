@@ -38,26 +38,38 @@ def test_asking_for_fewer_gives_the_first_of_the_whole_ranking(index: Index, mod
     assert cut >= len(texts)
 
 
+@pytest.mark.parametrize("simd", [True, False])
 @pytest.mark.parametrize("rows_per_block", [1, 7, 1 << 20])
-def test_widened_scores_are_the_cosines_whatever_the_block(
-    index: Index, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rows_per_block: int
+def test_each_transcripts_best_is_its_best_cosine_whatever_the_block(
+    index: Index, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rows_per_block: int, simd: bool
 ) -> None:
-    """numpy's scores, block by block (one row, a count that leaves a remainder, all at once), are the cosines;
-    so are SimSIMD's to within error(query)."""
-    db = stores.write(tmp_path / "app" / "magnotia.db")
+    """Scored a block at a time (one row, a count that leaves a remainder and cuts transcripts, all at once),
+    each window's score is its cosine, and each transcript's best is the best of its windows' cosines:
+    numpy's to float32's rounding, SimSIMD's to within error(query)."""
+    db = relevance.build_store(tmp_path / "app" / "magnotia.db", fts=True)
     assert index(db, "--model", str(model_dir)).returncode == 0
-    loaded = nearest.searcher(db, wait=60).index
+    found = nearest.searcher(db, wait=60)
+    loaded = found.index
+    assert scoring.simd is not None  # the extra installs it wherever it has a wheel: here
+    if not simd:
+        monkeypatch.setattr(scoring, "simd", None)
+    monkeypatch.setattr(scoring, "ROWS", rows_per_block)
     monkeypatch.setattr(scoring, "BLOCK_BYTES", 4 * loaded.dims * rows_per_block)
     windows = len(loaded.vectors)
     assert windows > 7  # more than one block of 7, and not a multiple of it
     assert windows % 7
-    query = nearest.searcher(db).model.embed(["who takes over as engineering lead"])[0]
+    # Some transcript's windows cross a boundary between blocks of 7: its best is folded from two blocks.
+    assert any(lo // 7 != (hi - 1) // 7 for lo, hi in zip(loaded.starts, loaded.ends, strict=True))
+    query = found.model.embed(["who takes over as engineering lead"])[0]
     want = (loaded.vectors.astype(np.float64) @ query.astype(np.float64)) * loaded.scales
-    np.testing.assert_allclose(scoring.widened(loaded.vectors, loaded.scales, query), want, rtol=1e-5, atol=1e-6)
-    assert scoring.simd is not None  # the extra installs it wherever it has a wheel: here
-    scores, bound = scoring.fast(loaded.vectors, loaded.scales, query)
-    assert bound == scoring.error(query)
-    assert np.abs(scores - want).max() <= bound + 1e-6
+    bound = scoring.error(query)
+    assert (bound > 0) == simd
+    each, said = scoring.best(loaded.vectors, loaded.scales, np.arange(windows, dtype=np.int64), query)
+    assert said == bound
+    np.testing.assert_allclose(each, want, rtol=1e-5, atol=bound + 1e-6)
+    bests, _ = scoring.best(loaded.vectors, loaded.scales, loaded.starts, query)
+    wanted = [want[lo:hi].max() for lo, hi in zip(loaded.starts, loaded.ends, strict=True)]
+    np.testing.assert_allclose(bests, wanted, rtol=1e-5, atol=bound + 1e-6)
 
 
 def test_simd_scores_are_within_the_bound_and_the_answers_are_numpys(
@@ -70,6 +82,7 @@ def test_simd_scores_are_within_the_bound_and_the_answers_are_numpys(
     assert index(db, "--model", str(model_dir)).returncode == 0
     found = nearest.searcher(db, wait=60)
     loaded = found.index
+    every = np.arange(len(loaded.vectors), dtype=np.int64)  # each window its own group: its own score
     texts = [q.text for q in (*relevance.QUERIES, *relevance.MEANING_QUERIES)]
     assert len(texts) > 50
     worst = 0.0  # the largest difference seen, over its bound
@@ -78,8 +91,8 @@ def test_simd_scores_are_within_the_bound_and_the_answers_are_numpys(
         bound = scoring.error(query)
         assert 0 < bound < 0.02
         off = np.abs(
-            scoring.fast(loaded.vectors, loaded.scales, query)[0]
-            - scoring.widened(loaded.vectors, loaded.scales, query)
+            scoring.best(loaded.vectors, loaded.scales, every, query)[0]
+            - scoring.exact(loaded.vectors, loaded.scales, every, query)
         )
         assert off.max() <= bound + 1e-6
         worst = max(worst, float(off.max()) / bound)
@@ -92,8 +105,8 @@ def test_simd_scores_are_within_the_bound_and_the_answers_are_numpys(
         assert [(doc, [c[1:] for c in chunks]) for doc, _, chunks in ours] == [
             (doc, [c[1:] for c in chunks]) for doc, _, chunks in theirs
         ]
-        # Scores equal up to float32's rounding of a sum: numpy's BLAS sums in float32, the search in float64.
-        np.testing.assert_allclose([s for _, s, _ in ours], [s for _, s, _ in theirs], rtol=1e-6)
+        # Every score answered is scoring.exact's, whichever scored first.
+        assert [s for _, s, _ in ours] == [s for _, s, _ in theirs]
 
 
 @pytest.mark.skipif(sys.version_info >= (3, 12), reason="None is immortal from Python 3.12: its count never falls")

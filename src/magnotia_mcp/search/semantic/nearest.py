@@ -53,6 +53,7 @@ class Loaded:
         self.scales = np.empty(windows, dtype=np.float32)
         self.vectors = np.empty((windows, self.dims), dtype=np.int8)
         self.starts = np.zeros(0, dtype=np.int64)
+        self.ends = np.zeros(0, dtype=np.int64)
         self.filled = 0  # windows added so far
 
     def add(self, row: tuple[Any, ...]) -> None:
@@ -75,6 +76,8 @@ class Loaded:
             raise Unavailable(DAMAGED)
         counts = np.asarray(self.counts, dtype=np.int64)
         self.starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64) if self.counts else counts
+        self.ends = np.cumsum(counts).astype(np.int64)
+        self.counts = []  # in starts and ends now
         return self
 
     def cite(self, i: int, score: float) -> Chunk:
@@ -245,51 +248,43 @@ class Searcher:
             return []
         if not query.any():
             return []
-        scores, slack = scoring.fast(index.vectors, index.scales, query)
-        best = np.maximum.reduceat(scores, index.starts)
-        ends = np.append(index.starts[1:], len(scores))
-        # The transcripts that can be among the limit nearest: all, or the ones _settle scored exactly.
-        among = _settle(index, query, (scores, best, ends), slack + 1e-6, limit) if slack > 0 else None
-        nearest = _top(best, limit) if among is None else [int(among[k]) for k in _top(best[among], limit)]
+        best, slack = scoring.best(index.vectors, index.scales, index.starts, query)
+        # 1e-6: float32's rounding of a sum, which numpy's BLAS does in another order than scoring.exact.
+        among = _settle(index, query, best, slack + 1e-6, limit)
 
         def cited(lo: int, hi: int) -> Callable[[], list[Chunk]]:
             def pick() -> list[Chunk]:
-                top = lo + np.argsort(-scores[lo:hi], kind="stable")[:CITED]
-                return [index.cite(int(i), float(scores[i])) for i in top if scores[i] >= FLOOR]
+                scores = scoring.exact(index.vectors, index.scales, np.arange(lo, hi, dtype=np.int64), query)
+                top = np.argsort(-scores, kind="stable")[:CITED]
+                return [index.cite(lo + int(i), float(scores[i])) for i in top if scores[i] >= FLOOR]
 
             return pick
 
-        return [Found(index.docs[d], float(best[d]), cited(int(index.starts[d]), int(ends[d]))) for d in nearest]
+        nearest = [int(among[k]) for k in _top(best[among], limit)]
+        return [Found(index.docs[d], float(best[d]), cited(int(index.starts[d]), int(index.ends[d]))) for d in nearest]
 
 
 def _settle(
-    index: Loaded,
-    query: NDArray[np.float32],
-    found: tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.int64]],
-    slack: float,
-    limit: int,
+    index: Loaded, query: NDArray[np.float32], best: NDArray[np.float32], slack: float, limit: int
 ) -> NDArray[np.intp]:
-    """Score exactly (scoring.exact) every window of the transcripts that scores off by slack could reorder;
-    their indexes, ascending: the only transcripts _top then needs to look at.
+    """Score exactly (scoring.exact) every window of the transcripts that scores off by slack could reorder, and
+    put their exact best in best; their indexes, ascending: the only transcripts _top then needs to look at.
 
     Why that is enough, with kth the limit-th best here: at least limit transcripts are at least kth here, so at
     least kth - slack exactly. One among the limit nearest by exact scores is thus at least kth - slack and at
     least FLOOR exactly, so at least kth - 2 slack and FLOOR - slack here: it is rescored. Any transcript not
     rescored is below kth - 2 slack here (under all the limit nearest) or below FLOOR - slack (under FLOOR).
-    So _top picks what it would from exact scores, and the windows it cites are scored exactly.
+    So _top picks what it would from exact scores, and every score a search answers with is exact.
     """
-    scores, best, ends = found
     kth = float(np.partition(best, len(best) - limit)[len(best) - limit]) if limit < len(best) else -np.inf
     near = np.flatnonzero(best >= max(kth - 2 * slack, FLOOR - slack))
     if not near.size:
         return near
     firsts = index.starts[near]
-    counts = ends[near] - firsts
+    counts = index.ends[near] - firsts
     offsets = np.concatenate(([0], np.cumsum(counts)[:-1]))
     windows = np.repeat(firsts - offsets, counts) + np.arange(int(counts.sum()))
-    exact = scoring.exact(index.vectors, index.scales, windows, query)
-    scores[windows] = exact
-    best[near] = np.maximum.reduceat(exact, offsets)
+    best[near] = np.maximum.reduceat(scoring.exact(index.vectors, index.scales, windows, query), offsets)
     return near
 
 

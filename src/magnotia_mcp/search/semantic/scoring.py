@@ -1,12 +1,15 @@
-"""Every window's cosine with a query: SimSIMD's int8 dot products where installed, else numpy's BLAS.
+"""Each transcript's best window cosine with a query: SimSIMD's int8 dot products where installed, else BLAS.
 
 The index holds each window as int8 and a scale (build.quantized). numpy cannot multiply int8 fast, so
-``widened`` widens a block at a time into float32 and lets BLAS multiply it. SimSIMD (``simsimd``, the
-semantic extra's, where it has a wheel) multiplies int8 by int8 in SIMD (AVX-512 VNNI, AVX2, NEON): the
-query is rounded to int8 too, so ``fast`` is off by at most ``error(query)``. The search asks ``fast`` for
-every window, then ``exact`` for the windows of the transcripts that bound could reorder
-(nearest._settle): it answers what ``widened`` alone would (to float32's last bit), at a third of the
-cost at 256 dimensions (in-process, 420k windows: 13.6 -> 4.1-4.8 ms; at 64, 4.9 -> 3.1-3.7 ms).
+without SimSIMD a block of rows at a time is widened into float32 and multiplied by BLAS. SimSIMD
+(``simsimd``, the semantic extra's, where it has a wheel) multiplies int8 by int8 in SIMD (AVX-512 VNNI,
+AVX2, NEON): the query is rounded to int8 too, so ``best`` is off by at most ``error(query)``. The search
+asks ``best`` for every transcript, then ``exact`` for the windows of the transcripts that bound could
+reorder (nearest._settle), so it answers what exact scores would.
+
+Blocks of rows, not the whole index at once: a block's scores (256 KiB) stay in cache while they are scaled
+and reduced to each transcript's best, and no array of every window's score is made (4.1M windows at 100k:
+16.5 MB, written and read three times a search).
 """
 
 from __future__ import annotations
@@ -27,26 +30,51 @@ def _simsimd() -> ModuleType | None:
 
 simd = _simsimd()  # None: numpy scores (tests set it so, to compare)
 
-BLOCK_BYTES = 8 << 20  # rows widened at a time: as many as make 8 MiB of float32 (32,768 at 64 dims), reused
+ROWS = 1 << 16  # rows SimSIMD scores at a time: their scores are 256 KiB
+BLOCK_BYTES = 8 << 20  # without it, rows widened at a time: as many as make 8 MiB of float32 (32,768 at 64 dims)
 
 
-def widened(vectors: NDArray[np.int8], scales: NDArray[np.float32], query: NDArray[np.float32]) -> NDArray[np.float32]:
-    """Each row's cosine with query, in float32: the rows widened a block at a time, multiplied by BLAS.
+def best(
+    vectors: NDArray[np.int8], scales: NDArray[np.float32], starts: NDArray[np.int64], query: NDArray[np.float32]
+) -> tuple[NDArray[np.float32], float]:
+    """The best cosine with query of each group of rows, and how far off those may be (``error``).
 
-    Faster than einsum on the int8 rows, and the memory held is the int8 rows plus one block, never a float32
-    copy of them all. 420k rows of 64: 5.3 ms in blocks of 4,096, 3.4 ms in blocks of 32,768 (fewer calls).
+    Group d is rows starts[d] up to the next start (or the end): one transcript's windows. starts ascends
+    strictly from 0. A group may span blocks: each block's best of it is folded into the one before.
     """
-    out = np.empty(len(vectors), dtype=np.float32)
+    out = np.full(len(starts), -np.inf, dtype=np.float32)
+    count = len(vectors)
     dims = vectors.shape[1] if vectors.ndim == 2 else 0
-    step = max(1, BLOCK_BYTES // (4 * max(1, dims)))
-    block = np.empty((min(step, len(vectors)), dims), dtype=np.float32)
-    for lo in range(0, len(vectors), step):
-        rows = vectors[lo : lo + step]
-        n = len(rows)
-        np.copyto(block[:n], rows, casting="unsafe")
-        np.dot(block[:n], query, out=out[lo : lo + n])
-    out *= scales
-    return out
+    library = simd
+    quantized = _quantized(query) if library is not None and count else None
+    rows = ROWS if quantized is not None else max(1, BLOCK_BYTES // (4 * max(1, dims)))
+    size = min(rows, count)
+    found = np.empty(size, dtype=np.float32)
+    wide = np.empty((size, dims), dtype=np.float32) if quantized is None else None
+    for lo in range(0, count, rows):
+        hi = min(count, lo + rows)
+        scores: NDArray[np.float32]
+        if library is None or quantized is None:
+            assert wide is not None
+            scores = found[: hi - lo]
+            np.copyto(wide[: hi - lo], vectors[lo:hi], casting="unsafe")
+            np.dot(wide[: hi - lo], query, out=scores)
+        else:
+            # Integer sums, exact: |sum| < 2**24 up to 1,040 dims, so float32 holds them. Not into out=: simsimd
+            # 6.5.16 then returns None without a reference of its own, and on Python < 3.12 every call takes one
+            # of None's: the real server aborted ("deallocating None") after 12,318 searches here.
+            pair = library.cdist(quantized[0][None, :], vectors[lo:hi], metric="dot", out_dtype="float32")
+            scores = np.asarray(pair)[0]
+        scores *= scales[lo:hi]
+        first = int(np.searchsorted(starts, lo, side="right")) - 1  # the group row lo is in
+        last = int(np.searchsorted(starts, hi))  # the groups that start before hi end at last
+        at = starts[first:last] - lo
+        at[0] = 0
+        np.maximum(out[first:last], np.maximum.reduceat(scores, at), out=out[first:last])
+    if quantized is None:
+        return out, 0.0
+    out /= quantized[1]
+    return out, _bound(query, quantized)
 
 
 def exact(
@@ -54,7 +82,7 @@ def exact(
 ) -> NDArray[np.float32]:
     """The cosines of the given rows with query, summed in float64 and then rounded to float32: a row's score is
     the same whichever rows it is scored with. (BLAS's float32 sums are not: a row in a block's remainder is
-    summed in another order, and its last bit may differ.) Blocks of BLOCK_BYTES of float64, like ``widened``."""
+    summed in another order, and its last bit may differ.) Blocks of BLOCK_BYTES of float64."""
     out = np.empty(len(rows), dtype=np.float32)
     wide = query.astype(np.float64)
     step = max(1, BLOCK_BYTES // (8 * max(1, vectors.shape[1] if vectors.ndim == 2 else 0)))
@@ -66,27 +94,8 @@ def exact(
     return out
 
 
-def fast(
-    vectors: NDArray[np.int8], scales: NDArray[np.float32], query: NDArray[np.float32]
-) -> tuple[NDArray[np.float32], float]:
-    """Each row's cosine with query, and how far off it may be (``error``): SimSIMD's where installed, else
-    ``widened``'s, exact. The query is rounded once for both."""
-    library = simd
-    quantized = _quantized(query) if library is not None and len(vectors) else None
-    if library is None or quantized is None:
-        return widened(vectors, scales, query), 0.0
-    # Integer sums, exact: |sum| < 2**24 up to 1,040 dims, so float32 holds them. Not into out=: simsimd 6.5.16
-    # then returns None without a reference of its own, and on Python < 3.12 every call takes one of None's:
-    # the real server aborted ("deallocating None") after 12,318 searches here.
-    found = library.cdist(quantized[0][None, :], vectors, metric="dot", out_dtype="float32")
-    row: NDArray[np.float32] = np.asarray(found)[0]
-    row *= scales
-    row /= quantized[1]
-    return row, _bound(query, quantized)
-
-
 def error(query: NDArray[np.float32]) -> float:
-    """How far ``fast`` may be from ``widened`` (0 without SimSIMD), up to float32's own rounding.
+    """How far ``best`` may be from exact scores (0 without SimSIMD), up to float32's own rounding.
 
     The query is rounded to int8: |r.q - r.q8/step| <= |r| |q - q8/step| (Cauchy-Schwarz). A window's row r as
     stored is a unit vector rounded to steps of at most 1/127 (build.quantized), so |r| <= 1 + sqrt(d)/254.
