@@ -4,8 +4,9 @@ The model is the small one the test dependency tokenlearn-static-model ships (te
 so the queries are ones it gets right; what is checked is what the server does with it: hits found by
 meaning say so and cite the segment nearest the query (time and speaker), words still rank first where
 they match, filters and the trash hold for meaning too (a transcript trashed after the index was built
-never surfaces), and an index the server cannot use makes it say why and search by words. Against the
-one-file executable (built without the semantic extra) the same store gets words only, and says why.
+never surfaces), a search restricted to a speaker counts only where they spoke, and an index the server
+cannot use makes it say why and search by words. Against the one-file executable (built without the
+semantic extra) the same store gets words only, and says why.
 """
 
 from __future__ import annotations
@@ -131,9 +132,58 @@ def test_words_still_rank_first_and_say_so(store: Path, start_server: Start, lau
     ordered = search(server, query="export bug", sort="newest")  # time order is by words only
     assert "semantic" not in ordered
     assert all("matched_by" not in hit for hit in ordered["hits"])
-    spoken = search(server, query="campaigns", speaker="Ana")  # a speaker's words only, as before
-    assert ids(spoken) == [stores.BUDGET]
-    assert "matched_by" not in spoken["hits"][0]
+    spoken = search(server, query="campaigns", speaker="Ana")  # what she said matches: by words first
+    assert ids(spoken)[0] == stores.BUDGET
+    assert spoken["hits"][0]["matched_by"] in ("words", "both")
+    assert spoken["hits"][0]["matched_terms"] == ["campaigns"]
+
+
+def test_a_speaker_is_found_by_what_they_meant(store: Path, start_server: Start, launcher: Launcher) -> None:
+    """Restricted to a speaker, meaning counts only where they spoke: the windows they spoke in, their segments
+    cited. A meeting about Jonas is no hit for Jonas; one where he said it, in German, is."""
+    if launcher.kind == "frozen":
+        pytest.skip("the one-file build has no semantic extra")
+    server = started(start_server, store)
+    said = search(server, query="new head of development", speaker="Jonas")
+    assert said["semantic"]["used"] is True
+    assert ids(said) == [stores.LEAD_DE]  # LEAD is about him, but Chloé and Ana speak there, not Jonas
+    hit = said["hits"][0]
+    assert hit["matched_by"] == "meaning"
+    assert [(m["speaker"], m["seq"]) for m in hit["moments"]] == [("Jonas", 0)]
+    assert hit["snippet"].startswith("Ich übernehme im Januar")
+    # Labels match without case or accents; Jonas's own meeting is no hit for Chloé.
+    about = search(server, query="who takes over as engineering lead", speaker="chloe")
+    assert stores.LEAD in ids(about)
+    assert stores.LEAD_DE in ids(search(server, query="who takes over as engineering lead"))  # by meaning
+    assert stores.LEAD_DE not in ids(about)
+    lead = next(h for h in about["hits"] if h["transcript_id"] == stores.LEAD)
+    assert lead["moments"][0]["speaker"] == "Chloé"
+    assert lead["moments"][0]["snippet"].startswith("Jonas **takes** over")  # words found it too: its words bold
+    # Ana's planning meeting, found by meaning and cited at her words, never Ben's; Beatriz says it in Portuguese.
+    ana = search(server, query="advertising spending cuts", speaker="Ana")
+    assert stores.BUDGET in ids(ana)
+    assert stores.BUDGET_PT not in ids(ana)
+    budget = next(h for h in ana["hits"] if h["transcript_id"] == stores.BUDGET)
+    assert budget["matched_by"] == "meaning"
+    assert {m["speaker"] for m in budget["moments"]} == {"Ana"}
+    assert any("less money into campaigns" in m["snippet"] for m in budget["moments"])
+    assert ids(search(server, query="advertising spending cuts", speaker="Beatriz")) == [stores.BUDGET_PT]
+    # Ben answers Ana in the same window (windows are ~30 words, embedded whole): found by it, cited at his words.
+    ben = search(server, query="advertising spending cuts", speaker="Ben")
+    assert ids(ben) == [stores.BUDGET]
+    assert [(m["speaker"], m["seq"]) for m in ben["hits"][0]["moments"]] == [("Ben", 3)]
+    for hit in (*ana["hits"], *about["hits"], *said["hits"]):
+        assert hit["moments"]  # every hit cites a moment of the speaker's
+    # Filters and the trash hold: after the meeting's day, or once it is trashed, Jonas said nothing near.
+    assert ids(search(server, query="new head of development", speaker="Jonas", since=ts(7))) == []
+    assert ids(search(server, query="new head of development", speaker="Nobody")) == []
+    conn = sqlite3.connect(store)
+    with conn:
+        conn.execute("UPDATE transcripts SET deleted_at = ? WHERE id = ?", (ts(20), stores.LEAD_DE))
+    conn.close()
+    gone = search(server, query="new head of development", speaker="Jonas")
+    assert gone["semantic"]["used"] is True
+    assert ids(gone) == []
 
 
 def test_filters_and_the_trash_hold_for_meaning(store: Path, start_server: Start, launcher: Launcher) -> None:

@@ -6,10 +6,10 @@ odd segments, the trash, sometimes a 10-hour workshop), builds its semantic inde
 pipes. Then:
 
 * the index holds exactly the live transcripts, and a second `index` embeds nothing;
-* every search (each word of the corpus, a speaker label, a filter, a page cut to a small budget followed
-  through its cursors) answers with a result that fits the outputSchema, says the index took part, never
+* every search (each word of the corpus, a speaker label, a filter, a speaker, a page cut to a small budget
+  followed through its cursors) answers with a result that fits the outputSchema, says the index took part, never
   names a transcript in the trash, names each transcript once, and cites moments that are segments of the
-  transcript it names;
+  transcript it names; restricted to a speaker, every hit is a transcript they spoke in and every moment theirs;
 * nothing reaches stderr as a traceback, and every request had exactly one answer.
 """
 
@@ -31,6 +31,7 @@ import static_model
 from hypothesis import event, given
 
 from magnotia_mcp.search.semantic import indexfile
+from magnotia_mcp.search.speakers import speaker_matches
 from tests.properties.conftest import budget
 from tests.properties.shapes import WORDS, Shape, shapes, write
 from tests.properties.test_store_shapes import Checked
@@ -131,6 +132,19 @@ def test_every_store_shape_is_indexed_and_searched_by_meaning(
             assert filtered is not None
             for tid in check_hits(shape, filtered):
                 assert next(t for t in shape.live if t.id == tid).source == "meeting"
+        # Restricted to a speaker: each hit is a transcript they spoke in, and every moment cited is theirs.
+        spoken = 0
+        for label in (lab for lab in labels[:2] if lab.strip() and len(lab) <= 200):
+            result = server.tool("search_transcripts", {"query": "budget launch plan", "speaker": label, "limit": 50})
+            assert result is not None
+            for tid in check_hits(shape, result):
+                labelled = (s.speaker for t in shape.live if t.id == tid for s in t.segments)
+                assert any(isinstance(them, str) and speaker_matches(label, them) for them in labelled)
+            moments = [m for hit in result["hits"] for m in hit["moments"]]
+            assert all(speaker_matches(label, m["speaker"]) for m in moments), (label, moments)
+            spoken += len(moments)
+        if spoken:
+            event("a speaker's moments cited")
         # A page cut to the smallest budget, followed through its cursors: each hit once, none from the trash.
         seen: list[str] = []
         args: dict[str, Any] = {"query": "budget launch", "limit": 50, "max_tokens": 1000}

@@ -58,7 +58,7 @@ async def shape(
             segs = await rows.segments(db, [c.id for c in batch if c.rid not in long and c.id not in cited])
         for c in batch:
             if said is not None:
-                segments = said[c.id]
+                segments = said.get(c.id, [])  # none for a hit found by meaning alone: decorate cites it
                 spoken: list[str | None] = ["\n".join(s["text"] for s in segments)]
                 hit = _shaped(matcher, c, *_matched_and_snippet(matcher, c, spoken), segments)
             elif c.rid in long:

@@ -11,6 +11,8 @@ ranked on their words alone.
 
 from __future__ import annotations
 
+import asyncio
+from bisect import bisect_left
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
@@ -102,13 +104,18 @@ async def search_page(
     result["ranked_among"] = among if sort == "relevance" else len(ranked)
     decorate = None
     cited: frozenset[str] = frozenset()
-    nearest = await near() if near is not None and said is None and sort == "relevance" else None
+    nearest = await near() if near is not None and sort == "relevance" else None
     if nearest is not None:
         found = await hit_rows.near(db, [f.doc for f in nearest.found], filt)
+        spoken = None
+        if speaker is not None:  # only what they said counts: the windows they spoke in, their segments cited
+            spoken = await hit_rows.speaker_near(db, list(found), speaker_key(speaker), filt, fold_label)
+            nearest = await asyncio.to_thread(_theirs, nearest, spoken)
         by_meaning = [candidate(found[f.doc]) for f in nearest.found if f.doc in found][:limit]
         fused, how = fuse(ranked, by_meaning, len(query.clauses))
         ranked = fused[:limit]
-        decorate = partial(_cite, how, nearest, _PageSegments(db, nearest, [c.id for c in ranked[skip:]]))
+        page_segments = _PageSegments(db, nearest, [c.id for c in ranked[skip:]], spoken)
+        decorate = partial(_cite, how, nearest, page_segments)
         cited = frozenset(i for i, matched in how.items() if matched == "meaning")
     page = ranked[skip:]
     if enough is None:
@@ -121,13 +128,42 @@ async def search_page(
     return result, len(page)
 
 
-class _PageSegments:
-    """The segments the cited chunks of a page's hits span, read in one query when the first hit is cited."""
+def _theirs(near: Near, spoken: dict[str, set[int]]) -> Near:
+    """The transcripts found, each as near as its best window that one speaker spoke in (spoken: their seqs, by
+    transcript), nearest first; those where they said nothing near the query are left out."""
+    from magnotia_mcp.search.semantic.found import Found, Near  # noqa: PLC0415 - only once an index answered
 
-    def __init__(self, db: Reader, near: Near, page: list[str]) -> None:
+    kept = []
+    for f in near.found:
+        own = sorted(spoken.get(f.doc, ()))
+        if not own:
+            continue
+        windows = [c for c in f.windows if _spans_one(c.first_seq, c.last_seq, own)]
+        if windows:
+            kept.append(Found(f.doc, windows[0].score, windows))
+    kept.sort(key=lambda f: -f.score)  # stable: equals keep the index's order
+    return Near(kept, near.closest)
+
+
+def _spans_one(first: int | None, last: int | None, seqs: list[int]) -> bool:
+    """Whether a window spanning segments first..last holds one of seqs (ascending); a title spans none."""
+    if first is None or last is None:
+        return False
+    at = bisect_left(seqs, first)
+    return at < len(seqs) and seqs[at] <= last
+
+
+class _PageSegments:
+    """The segments the cited chunks of a page's hits span, read in one query when the first hit is cited.
+
+    spoken: in a search restricted to a speaker, their seqs by transcript: only their segments are cited.
+    """
+
+    def __init__(self, db: Reader, near: Near, page: list[str], spoken: dict[str, set[int]] | None) -> None:
         self.db = db
         self.found: dict[str, Found] = {f.doc: f for f in near.found}
         self.page = [tid for tid in page if tid in self.found]
+        self.spoken = spoken
         self.read: dict[str, list[list[sqlite3.Row]]] | None = None
 
     async def of(self, tid: str) -> list[list[sqlite3.Row]]:
@@ -135,7 +171,11 @@ class _PageSegments:
         if self.read is None:
             spans = {t: _spans(self.found[t]) for t in self.page}
             self.read = await hit_rows.chunk_segments(self.db, spans)
-        return [g for g in self.read.get(tid, []) if g]
+        groups = self.read.get(tid, [])
+        if self.spoken is not None:
+            own = self.spoken.get(tid, set())
+            groups = [[s for s in g if s["seq"] in own] for g in groups]
+        return [g for g in groups if g]
 
 
 def _spans(found: Found) -> list[tuple[int, int]]:

@@ -67,6 +67,13 @@ SPEAKER_BATCH = " ORDER BY s.id LIMIT :batch"
 # The transcripts the semantic index found, as the store has them now: a transcript trashed or purged since
 # the index was built is not among them, whatever the index says.
 NEAR_KEYS = HIT_KEYS + " WHERE t.id IN (SELECT value FROM json_each(:ids)) AND t.deleted_at IS NULL"
+# One speaker's segments in the transcripts the semantic index found (live ones only): the windows of theirs
+# that count when a search is restricted to that speaker. By the (transcript_id, seq) index, transcript by transcript.
+SPEAKER_NEAR = (
+    "SELECT s.transcript_id, s.seq FROM json_each(:ids) AS j CROSS JOIN segments AS s ON s.transcript_id = j.value"
+    " JOIN transcripts AS t ON t.id = s.transcript_id"
+    " WHERE t.deleted_at IS NULL AND magnotia_fold(CAST(s.speaker AS BLOB)) = :speaker"
+)
 # The segments the cited chunks of a page's hits span: (transcript id, seq) pairs, looked up one by one
 # in the (transcript_id, seq) index, for every hit in one query.
 CHUNK_SEGMENTS = (
@@ -81,6 +88,18 @@ async def near(db: Reader, ids: list[str], filt: Filters) -> dict[str, sqlite3.R
     """By id, the live transcripts among ids that pass the filters."""
     rows = await db.all(NEAR_KEYS + where(filt), {**filt, "ids": json.dumps(ids)})
     return {r["id"]: r for r in rows}
+
+
+async def speaker_near(
+    db: Reader, ids: list[str], speaker: str, filt: Filters, fold_label: Callable[[str | None], str | None]
+) -> dict[str, set[int]]:
+    """By transcript id, among ids (live, passing the filters), the seqs of the segments one speaker said."""
+    await db.ensure_function("magnotia_fold", fold_label)
+    rows = await db.all(SPEAKER_NEAR + where(filt), {**filt, "ids": json.dumps(ids), "speaker": speaker})
+    said: dict[str, set[int]] = {}
+    for r in rows:
+        said.setdefault(r["transcript_id"], set()).add(r["seq"])
+    return said
 
 
 async def chunk_segments(db: Reader, spans: dict[str, list[tuple[int, int]]]) -> dict[str, list[list[sqlite3.Row]]]:

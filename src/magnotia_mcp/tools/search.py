@@ -42,7 +42,7 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
     import asyncio
 
     # The index is asked on its own thread while the search by words runs: a hybrid search costs the
-    # slower of the two, not their sum. The search awaits it only where it fuses (relevance, no speaker).
+    # slower of the two, not their sum. The search awaits it only where it fuses (by relevance).
     meaning = asyncio.ensure_future(_meaning(ctx, args, query, limit))
 
     async def nearest() -> Near | None:
@@ -119,10 +119,10 @@ async def _meaning(
 ) -> tuple[Near | None, dict[str, Any] | None]:
     """The transcripts nearest the query in meaning, and what to say of the semantic index; (None, None) without one.
 
-    Only a search by relevance, not restricted to a speaker, asks the index. Nothing of the semantic
-    extra is imported unless the store has an index file; the work runs on a worker thread.
+    Only a search by relevance asks the index. Nothing of the semantic extra is imported unless the store
+    has an index file; the work runs on a worker thread.
     """
-    if args["sort"] != "relevance" or "speaker" in args or query.empty:
+    if args["sort"] != "relevance" or query.empty:
         return None, None
     from magnotia_mcp.search.semantic import indexfile
 
@@ -136,7 +136,7 @@ async def _meaning(
     import asyncio
 
     # A filter may leave few of the nearest: then as many as a search may ever return are asked for, to filter.
-    filtered = any(k in args for k in ("since", "until", "source"))
+    filtered = any(k in args for k in ("since", "until", "source", "speaker"))
     return await asyncio.to_thread(_nearest, path, args["query"], NEAR * (MAX_HITS if filtered else limit))
 
 

@@ -16,38 +16,47 @@ class Chunk(NamedTuple):
     last_seq: int | None
 
 
-class Found:
-    """A transcript near the query: its id, its best chunk's cosine, and its best chunks, best first.
+CITED = 3  # chunks cited per transcript, as moments
 
-    The chunks may be given as a function that picks them when first asked for: a search asks the index
+
+class Found:
+    """A transcript near the query: its id, its best chunk's cosine, and its chunks that match, best first.
+
+    The chunks may be given as a function that scores them when first asked for: a search asks the index
     for 4 transcripts a hit and cites only the hits it shapes (in-process at 10k, picking the chunks of
     all 40 took 1.5 ms of the index's part of a search, on the thread the search waits for).
     """
 
-    __slots__ = ("_chunks", "_pick", "doc", "score")
+    __slots__ = ("_pick", "_windows", "doc", "score")
 
-    def __init__(self, doc: str, score: float, chunks: list[Chunk] | Callable[[], list[Chunk]]) -> None:
+    def __init__(self, doc: str, score: float, windows: list[Chunk] | Callable[[], list[Chunk]]) -> None:
         self.doc = doc
         self.score = score
-        self._chunks: list[Chunk] | None = None if callable(chunks) else chunks
-        self._pick: Callable[[], list[Chunk]] | None = chunks if callable(chunks) else None
+        self._windows: list[Chunk] | None = None if callable(windows) else windows
+        self._pick: Callable[[], list[Chunk]] | None = windows if callable(windows) else None
+
+    @property
+    def windows(self) -> list[Chunk]:
+        """Every chunk of it that matches (at the index's floor or above), best first."""
+        if self._windows is None:
+            assert self._pick is not None
+            self._windows, self._pick = self._pick(), None
+        return self._windows
 
     @property
     def chunks(self) -> list[Chunk]:
-        if self._chunks is None:
-            assert self._pick is not None
-            self._chunks, self._pick = self._pick(), None
-        return self._chunks
+        """The chunks a hit cites: its CITED best."""
+        return self.windows[:CITED]
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Found):
             return NotImplemented
-        return (self.doc, self.score, self.chunks) == (other.doc, other.score, other.chunks)
+        return (self.doc, self.score, self.windows) == (other.doc, other.score, other.windows)
 
     __hash__ = None  # type: ignore[assignment]  # equal by value, and mutable (its chunks are filled in)
 
     def __repr__(self) -> str:
-        return f"Found({self.doc!r}, {self.score!r}, {self.chunks!r})"
+        return f"Found({self.doc!r}, {self.score!r}, {self.windows!r})"
 
 
 class Near(NamedTuple):

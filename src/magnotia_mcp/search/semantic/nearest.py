@@ -24,7 +24,6 @@ from magnotia_mcp.search.semantic.model import ModelError, StaticModel, fingerpr
 # Below this cosine a chunk is not taken as a match at all: nearest neighbours always exist, and
 # without a floor a query about nothing in the store would still "find" its least unrelated chunks.
 FLOOR = 0.3
-CITED = 3  # chunks cited per transcript, as moments
 DAMAGED = "the semantic index is damaged (arrays of the wrong size); run `magnotia-mcp index`"
 
 
@@ -255,8 +254,8 @@ class Searcher:
         def cited(lo: int, hi: int) -> Callable[[], list[Chunk]]:
             def pick() -> list[Chunk]:
                 scores = scoring.exact(index.vectors, index.scales, np.arange(lo, hi, dtype=np.int64), query)
-                top = np.argsort(-scores, kind="stable")[:CITED]
-                return [index.cite(lo + int(i), float(scores[i])) for i in top if scores[i] >= FLOOR]
+                order = np.argsort(-scores, kind="stable")
+                return [index.cite(lo + int(i), float(scores[i])) for i in order[scores[order] >= FLOOR]]
 
             return pick
 
