@@ -6,7 +6,8 @@ for what a hit shows), and ``ranking`` and ``hits`` turn the rows into the answe
 The same query means the same with or without the store's full-text index
 (``mode`` says which was used). With a ``speaker``, only what that speaker said
 counts: the hits are the transcripts where they said something that matches,
-ranked on their words alone.
+ranked on their words alone; with a semantic index, also those where a window
+they spoke in is near the query, fused as without a speaker.
 """
 
 from __future__ import annotations
