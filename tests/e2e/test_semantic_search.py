@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import static_model
 
-from devkit.storefactory import ts
+from devkit.storefactory import StoreBuilder, ts
 from magnotia_mcp.search.semantic import indexfile
 from tests.semantic import stores
 from tests.support.checked import checked_result
@@ -201,6 +201,27 @@ def test_filters_and_the_trash_hold_for_meaning(store: Path, start_server: Start
     after = search(server, query="new head of development")
     assert stores.LEAD_DE not in ids(after)
     assert after["semantic"]["used"] is True
+
+
+def test_a_segment_is_cited_once_however_many_windows_it_fills(
+    tmp_path: Path, cache: Path, start_server: Start, launcher: Launcher
+) -> None:
+    """A segment longer than a window is cut into several, each matching: the hit cites it once, with a speaker
+    or without."""
+    if launcher.kind == "frozen":
+        pytest.skip("the one-file build has no semantic extra")
+    b = StoreBuilder(tmp_path / "store" / "magnotia.db")
+    said = "we'll put less money into campaigns next quarter, the marketing budget shrinks by a third. "
+    long_id = b.transcript(title="Plans", source="meeting", segments=[("Ana", said * 6), ("Ben", "Agreed.")])
+    db = b.close()
+    build_index(db)
+    server = started(start_server, db)
+    for extra in ({}, {"speaker": "Ana"}):
+        result = search(server, query="advertising spending cuts", **extra)
+        assert ids(result) == [long_id]
+        hit = result["hits"][0]
+        assert hit["matched_by"] == "meaning"
+        assert [(m["speaker"], m["seq"]) for m in hit["moments"]] == [("Ana", 0)]
 
 
 def test_an_unusable_index_is_said_and_words_still_answer(store: Path, start_server: Start, launcher: Launcher) -> None:

@@ -94,6 +94,7 @@ def check_hits(shape: Shape, result: dict[str, Any]) -> list[str]:
         assert hit["transcript_id"] in said
         assert hit["matched_by"] in ("words", "meaning", "both")
         own = said[hit["transcript_id"]]
+        assert len({m["seq"] for m in hit["moments"]}) == len(hit["moments"]), hit  # a segment is cited once
         for moment in hit["moments"]:
             assert moment["seq"] in own, (moment, hit["transcript_id"])
             assert (moment["start_ms"], moment["end_ms"]) == own[moment["seq"]], (moment, hit)
@@ -145,20 +146,22 @@ def test_every_store_shape_is_indexed_and_searched_by_meaning(
             spoken += len(moments)
         if spoken:
             event("a speaker's moments cited")
-        # A page cut to the smallest budget, followed through its cursors: each hit once, none from the trash.
-        seen: list[str] = []
-        args: dict[str, Any] = {"query": "budget launch", "limit": 50, "max_tokens": 1000}
-        for _ in range(60):
-            page = server.tool("search_transcripts", args)
-            assert page is not None
-            assert page["semantic"]["used"] is True
-            seen += check_hits(shape, page)
-            if page["next_cursor"] is None:
-                break
-            args["cursor"] = page["next_cursor"]
-        else:
-            raise AssertionError("more pages than hits")
-        assert len(seen) == len(set(seen))
+        # A page cut to the smallest budget, followed through its cursors: each hit once, none from the trash;
+        # with a speaker too.
+        for who in ({}, *({"speaker": lab} for lab in labels[:1] if lab.strip() and len(lab) <= 200)):
+            seen: list[str] = []
+            args: dict[str, Any] = {"query": "budget launch", "limit": 50, "max_tokens": 1000, **who}
+            for _ in range(60):
+                page = server.tool("search_transcripts", args)
+                assert page is not None
+                assert page["semantic"]["used"] is True
+                seen += check_hits(shape, page)
+                if page["next_cursor"] is None:
+                    break
+                args["cursor"] = page["next_cursor"]
+            else:
+                raise AssertionError("more pages than hits")
+            assert len(seen) == len(set(seen))
         proc.sync()
         event(f"{len(shape.live)} live, {len(shape.trashed)} trashed, fts {shape.fts}")
         check_clean_exit(proc)  # exit 0, no traceback on stderr, nothing but JSON on stdout

@@ -194,7 +194,9 @@ async def _cite(how: dict[str, MatchedBy], near: Near, segments: _PageSegments, 
     # Each window that has segments cites its segment nearest the query: one embedding for all of a hit's windows.
     groups = await segments.of(tid)
     picks = near.closest([[s["text"] or "" for s in g] for g in groups])
-    cited = [hits.segment_moment(g[i]) for g, i in zip(groups, picks, strict=True)]
+    # Two windows may pick one segment (a long one is cut into several windows, or a speaker's words are all
+    # one segment of the windows they spoke in): it is cited once.
+    cited = list({g[i]["seq"]: hits.segment_moment(g[i]) for g, i in zip(groups, picks, strict=True)}.values())
     if how[tid] == "meaning":  # shaped without its segments (shape's cited): its moments are these
         hit["moments"] = cited
         if cited:
