@@ -65,7 +65,7 @@ def test_each_transcripts_best_is_its_best_cosine_whatever_the_block(
     bound = scoring.error(query)
     assert (bound > 0) == simd
     each, said = scoring.best(loaded.vectors, loaded.scales, np.arange(windows, dtype=np.int64), query)
-    assert said == bound
+    assert bound < said < bound + 1e-5  # and float32's rounding, 4e-6 at 64 dimensions
     np.testing.assert_allclose(each, want, rtol=1e-5, atol=bound + 1e-6)
     bests, _ = scoring.best(loaded.vectors, loaded.scales, loaded.starts, query)
     wanted = [want[lo:hi].max() for lo, hi in zip(loaded.starts, loaded.ends, strict=True)]

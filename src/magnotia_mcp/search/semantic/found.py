@@ -22,31 +22,35 @@ CITED = 3  # chunks cited per transcript, as moments
 class Found:
     """A transcript near the query: its id, its best chunk's cosine, and its chunks that match, best first.
 
-    The chunks may be given as a function that scores them when first asked for: a search asks the index
-    for 4 transcripts a hit and cites only the hits it shapes (in-process at 10k, picking the chunks of
-    all 40 took 1.5 ms of the index's part of a search, on the thread the search waits for).
+    The chunks may be given as a function that scores them when first asked for (``pick(n)``: the n best, or
+    all for None): a search asks the index for 4 transcripts a hit and cites only the hits it shapes, each
+    by its CITED best chunks; only a search restricted to a speaker looks at all of them.
     """
 
-    __slots__ = ("_pick", "_windows", "doc", "score")
+    __slots__ = ("_chunks", "_pick", "_windows", "doc", "score")
 
-    def __init__(self, doc: str, score: float, windows: list[Chunk] | Callable[[], list[Chunk]]) -> None:
+    def __init__(self, doc: str, score: float, windows: list[Chunk] | Callable[[int | None], list[Chunk]]) -> None:
         self.doc = doc
         self.score = score
+        self._pick: Callable[[int | None], list[Chunk]] | None = windows if callable(windows) else None
         self._windows: list[Chunk] | None = None if callable(windows) else windows
-        self._pick: Callable[[], list[Chunk]] | None = windows if callable(windows) else None
+        self._chunks: list[Chunk] | None = None if self._windows is None else self._windows[:CITED]
 
     @property
     def windows(self) -> list[Chunk]:
         """Every chunk of it that matches (at the index's floor or above), best first."""
         if self._windows is None:
             assert self._pick is not None
-            self._windows, self._pick = self._pick(), None
+            self._windows = self._pick(None)
         return self._windows
 
     @property
     def chunks(self) -> list[Chunk]:
         """The chunks a hit cites: its CITED best."""
-        return self.windows[:CITED]
+        if self._chunks is None:
+            assert self._pick is not None
+            self._chunks = self._windows[:CITED] if self._windows is not None else self._pick(CITED)
+        return self._chunks
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Found):

@@ -248,13 +248,12 @@ class Searcher:
         if not query.any():
             return []
         best, slack = scoring.best(index.vectors, index.scales, index.starts, query)
-        # 1e-6: float32's rounding of a sum, which numpy's BLAS does in another order than scoring.exact.
-        among = _settle(index, query, best, slack + 1e-6, limit)
+        among = _settle(index, query, best, slack, limit)
 
-        def cited(lo: int, hi: int) -> Callable[[], list[Chunk]]:
-            def pick() -> list[Chunk]:
+        def cited(lo: int, hi: int) -> Callable[[int | None], list[Chunk]]:
+            def pick(most: int | None) -> list[Chunk]:
                 scores = scoring.exact(index.vectors, index.scales, np.arange(lo, hi, dtype=np.int64), query)
-                order = np.argsort(-scores, kind="stable")
+                order = np.argsort(-scores, kind="stable")[:most]
                 return [index.cite(lo + int(i), float(scores[i])) for i in order[scores[order] >= FLOOR]]
 
             return pick
