@@ -43,15 +43,40 @@ def wait_for(thread: threading.Thread | None) -> None:
     assert not thread.is_alive()
 
 
+def test_without_its_mark_the_first_search_checks_every_stamp_and_writes_nothing(
+    ready: tuple[Path, nearest.Searcher],
+) -> None:
+    """An index whose mark is gone (an older version's, or a folder it could not be written to) is checked against
+    the store by the first search: nothing to do, nothing written to the index, and the mark is back."""
+    db, found = ready
+    mark = Path(f"{indexfile.location(db)}.current")
+    assert mark.is_file()
+    mark.unlink()
+    before = indexfile.location(db).stat().st_mtime_ns
+    wait_for(refresh.after_search(db, found))
+    assert indexfile.location(db).stat().st_mtime_ns == before
+    assert mark.is_file()
+    assert refresh.after_search(db, found) is None  # the store has not moved since: no run
+    assert not refresh.behind(db, found)
+
+
+def test_a_mark_of_another_store_state_is_not_trusted(ready: tuple[Path, nearest.Searcher]) -> None:
+    """The app committed after the mark was written (before any server ran): the first search checks, and finds
+    the new meeting."""
+    db, found = ready
+    stores.add_meeting(db)
+    wait_for(refresh.after_search(db, found))
+    assert stores.NEW in indexed(db)
+    assert indexfile.remove(db)
+    assert not Path(f"{indexfile.location(db)}.current").exists()  # --drop takes the mark with the index
+
+
 def test_new_and_trashed_transcripts_are_followed_without_holding_up_a_search(
     ready: tuple[Path, nearest.Searcher], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db, found = ready
-    # The first search after start-up checks the index against the store: nothing to do, nothing written.
-    before = indexfile.location(db).stat().st_mtime_ns
-    wait_for(refresh.after_search(db, found))
-    assert indexfile.location(db).stat().st_mtime_ns == before
-    assert refresh.after_search(db, found) is None  # the store has not moved since: no run
+    # The first search after `index`: the store has not moved since, as the command's mark says: no run.
+    assert refresh.after_search(db, found) is None
     assert not refresh.behind(db, found)
 
     stores.add_meeting(db)
@@ -117,7 +142,7 @@ def test_an_index_it_cannot_write_now_is_used_as_it_is(
 ) -> None:
     """Another writer holds the index (an `index` run): the refresh gives up, says so, and searches go on."""
     db, found = ready
-    wait_for(refresh.after_search(db, found))
+    assert refresh.after_search(db, found) is None  # just after `index`: current
     assert not refresh.behind(db, found)
     writer = sqlite3.connect(indexfile.location(db), isolation_level=None)
     try:

@@ -22,6 +22,7 @@ from magnotia_mcp.search.semantic import indexfile
 from magnotia_mcp.search.semantic.chunks import Segment, chunks
 from magnotia_mcp.search.semantic.model import StaticModel
 from magnotia_mcp.store.opening import open_readonly
+from magnotia_mcp.store.opening import stamp as store_stamp
 
 BATCH = 16  # transcripts per transaction: a meeting is ~100 chunks; an interrupt loses at most one batch
 
@@ -47,6 +48,7 @@ class Report:
     interrupted: bool = False
     kept: int = field(default=0)  # transcripts already up to date
     complete: bool = False  # the index was complete before this run (then a run with nothing to do writes nothing)
+    current: bool = False  # the run ended with the index current with the store as it was when the run began
 
 
 def quantized(vectors: NDArray[np.float32]) -> tuple[NDArray[np.float32], NDArray[np.int8]]:
@@ -121,6 +123,7 @@ def update(
     """
     started = time.monotonic()
     report = Report()
+    seen = store_stamp(store)  # before a row is read: a commit after it leaves the mark below stale, never wrong
     source, _ = open_readonly(store)
     # The app should write only UTF-8; a bad byte must not stop the index (the server reads it the same way).
     source.text_factory = lambda raw: raw.decode("utf-8", "replace")
@@ -138,6 +141,7 @@ def update(
         todo.reverse()  # newest first: what a user asks about most is indexed first
         report.kept = len(live) - len(todo)
         if not gone and not todo and report.complete:
+            report.current = True
             return report  # nothing to do: the file is not touched (a server that reads it need not reload it)
         index.execute("BEGIN")
         index.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('complete', '0')")
@@ -163,10 +167,13 @@ def update(
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('built_at', ?)",
             (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),),
         )
+        report.current = True
     finally:
         report.seconds = time.monotonic() - started
         index.close()
         source.close()
+        if report.current:  # after the close: the index's stamp as the next reader will see it
+            indexfile.mark_current(store, seen, indexfile.stamp(indexfile.location(store)))
     return report
 
 

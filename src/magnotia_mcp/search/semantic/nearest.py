@@ -8,7 +8,6 @@ thread, never on the event loop.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -82,22 +81,6 @@ class Loaded:
     def cite(self, i: int, score: float) -> Chunk:
         first, last = (int(v) for v in self.seqs[i])
         return Chunk(score, int(self.kinds[i]), first if first >= 0 else None, last if last >= 0 else None)
-
-
-def index_stamp(path: Path) -> tuple[object, ...]:
-    """What changes when `magnotia-mcp index` writes the file: equal stamps, the same index.
-
-    An empty -wal does not count: reading the file (our own load) may leave one, and that is no change.
-    """
-    parts: list[object] = []
-    for name in (str(path), f"{path}-wal"):
-        try:
-            st = os.stat(name)
-        except OSError:
-            parts.append(None)
-            continue
-        parts.append((st.st_ino, st.st_size, st.st_mtime_ns) if st.st_size else None)
-    return tuple(parts)
 
 
 # Seconds a search waits for the load it started before it goes by words (the load goes on): a 10k-transcript
@@ -308,7 +291,7 @@ def searcher(store: Path, wait: float = WAIT) -> Searcher:
     When the index file changed, the one already loaded answers until the new one is in.
     """
     key = str(store)
-    stamp = index_stamp(indexfile.location(store))
+    stamp = indexfile.stamp(indexfile.location(store))
     with _lock:
         ready = _ready.get(key)
         if ready is not None and (ready.index.stamp == stamp or key in refreshing):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from magnotia_mcp import log
 from magnotia_mcp.search.semantic import build, indexfile, nearest
-from magnotia_mcp.search.semantic.nearest import Searcher, index_stamp
+from magnotia_mcp.search.semantic.nearest import Searcher
 from magnotia_mcp.store.opening import stamp as store_stamp
 
 
@@ -56,6 +56,11 @@ def after_search(store: Path, found: Searcher) -> threading.Thread | None:
             return state.running
         if state.asked == now:
             return None
+        if state.asked is None and indexfile.was_current(store, now, found.index.stamp):
+            # The last run, here or in an earlier process (`index`, another server), left the index current with
+            # the store as it is now: nothing to check.
+            state.asked, state.current = now, (now, found.index.stamp)
+            return None
         state.asked = now
         run = state.running = threading.Thread(
             target=_run, args=(store, found, now, state), name="magnotia-index-refresh", daemon=True
@@ -75,7 +80,7 @@ def _run(store: Path, found: Searcher, asked: tuple[object, ...], state: _State)
                 f"semantic index of {store}: {report.embedded} transcripts embedded, {report.removed} removed, "
                 f"in {report.seconds:.1f} s"
             )
-        current = (asked, index_stamp(indexfile.location(store)))
+        current = (asked, indexfile.stamp(indexfile.location(store)))
     except indexfile.Unusable as exc:
         log.warning(f"the semantic index of {store} was not brought up to date: {exc}; run `magnotia-mcp index`")
     except Exception as exc:  # a read-only cache folder, a locked or full disk: searches go on with what is there
