@@ -124,24 +124,36 @@ def test_a_session_with_a_call_in_flight_outlives_1025_busy_sessions(
     launcher: Launcher, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """Even sessions that all made requests never end one whose call is running; it is still cancellable."""
-    # The call must still run when the flood of 2,050 requests is over. On big_store the scan lasts about as
-    # long as the flood on an idle machine (a CI run alone once got 404 for this session, most likely because
-    # its scan had ended first and the idle session was rightly ended), so this store is four times bigger.
-    # The test cancels the scan after the flood, so its length is not waited for. No --call-timeout either.
-    longer = build_big_store(tmp_path_factory.mktemp("longer") / "magnotia.db", 4 * ROWS, TEXT_CHARS)
-    server = start(launcher, longer, ["--call-timeout", "3600"], {"MAGNOTIA_MCP_TOKEN": TOKEN})
-    try:
-        legit = Wire(server)
-        session = legit.initialize("2025-11-25")
-        scan = Scan(server, "mine", {"Mcp-Session-Id": session}, "2025-11-25")
-        flood = Wire(server)
-        for _ in range(MAX_SESSIONS + 1):
-            assert ping(flood, flood.initialize()) == 200
-        assert ping(Wire(server), session) == 200, "the session with a call in flight was ended"
-        cancel(server, "mine", {"Mcp-Session-Id": session})
-        assert scan.end() is None, "its own cancel still reaches the call"
-    finally:
-        assert server.stop() == 0, "".join(server.stderr)
+    # The call must run through the flood of 2,050 requests, and the flood is slow while the scan runs (they
+    # share the server's cores and its GIL): on a store four times big_store, here, the flood took 49.5 s and
+    # the scan ended on its own 0.8 s after it; a CI run got 404 when the scan ended first, and its session,
+    # idle by then, was rightly ended. So the store is eight times big_store, and the order is checked, not
+    # assumed: when the cancel sent after the flood still stops the call, the call ran through the flood and
+    # its session survived it. When the call ended on its own (its stream ends with its response), the run
+    # proves nothing either way, and the test goes again on a larger store; a server that ended a busy session
+    # fails on both.
+    for size in (8, 12):
+        store = build_big_store(tmp_path_factory.mktemp(f"longer{size}") / "magnotia.db", size * ROWS, TEXT_CHARS)
+        server = start(launcher, store, ["--call-timeout", "3600"], {"MAGNOTIA_MCP_TOKEN": TOKEN})
+        try:
+            legit = Wire(server)
+            session = legit.initialize("2025-11-25")
+            scan = Scan(server, "mine", {"Mcp-Session-Id": session}, "2025-11-25")
+            flood = Wire(server)
+            for _ in range(MAX_SESSIONS + 1):
+                assert ping(flood, flood.initialize()) == 200
+            if ping(Wire(server), session) == 200:
+                cancel(server, "mine", {"Mcp-Session-Id": session})
+                if scan.end() is None:  # its own cancel reached the call: it ran all through the flood
+                    return
+            else:
+                assert scan.end() is not None, "the session was ended while its call ran, and the call cut off"
+        finally:
+            assert server.stop() == 0, "".join(server.stderr)
+    raise AssertionError(
+        "on both stores the session was ended or its call had ended by the time the flood was over: "
+        "either the server ends busy sessions, or the scan could not be held open through the flood"
+    )
 
 
 # -- cancellation is the caller's ----------------------------------------------------------------
