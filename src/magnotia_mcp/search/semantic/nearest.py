@@ -231,25 +231,28 @@ class Searcher:
         if not query.any():
             return []
         best, slack = scoring.best(index.vectors, index.scales, index.starts, query)
-        among = _settle(index, query, best, slack, limit)
+        among, exact, offsets = _settle(index, query, best, slack, limit)
 
-        def cited(lo: int, hi: int) -> Callable[[int | None], list[Chunk]]:
+        def cited(k: int) -> Callable[[int | None], list[Chunk]]:
+            # Every transcript answered was rescored (_settle): its windows' exact scores are at hand.
+            lo, hi = int(index.starts[among[k]]), int(index.ends[among[k]])
+            scores = exact[offsets[k] : offsets[k] + hi - lo]
+
             def pick(most: int | None) -> list[Chunk]:
-                scores = scoring.exact(index.vectors, index.scales, np.arange(lo, hi, dtype=np.int64), query)
                 order = np.argsort(-scores, kind="stable")[:most]
                 return [index.cite(lo + int(i), float(scores[i])) for i in order[scores[order] >= FLOOR]]
 
             return pick
 
-        nearest = [int(among[k]) for k in _top(best[among], limit)]
-        return [Found(index.docs[d], float(best[d]), cited(int(index.starts[d]), int(index.ends[d]))) for d in nearest]
+        return [Found(index.docs[among[k]], float(best[among[k]]), cited(k)) for k in _top(best[among], limit)]
 
 
 def _settle(
     index: Loaded, query: NDArray[np.float32], best: NDArray[np.float32], slack: float, limit: int
-) -> NDArray[np.intp]:
+) -> tuple[NDArray[np.intp], NDArray[np.float32], NDArray[np.int64]]:
     """Score exactly (scoring.exact) every window of the transcripts that scores off by slack could reorder, and
-    put their exact best in best; their indexes, ascending: the only transcripts _top then needs to look at.
+    put their exact best in best. Their indexes, ascending (the only transcripts _top then needs to look at);
+    their windows' exact scores, one after another; and where each one's scores start.
 
     Why that is enough, with kth the limit-th best here: at least limit transcripts are at least kth here, so at
     least kth - slack exactly. One among the limit nearest by exact scores is thus at least kth - slack and at
@@ -260,13 +263,14 @@ def _settle(
     kth = float(np.partition(best, len(best) - limit)[len(best) - limit]) if limit < len(best) else -np.inf
     near = np.flatnonzero(best >= max(kth - 2 * slack, FLOOR - slack))
     if not near.size:
-        return near
+        return near, np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
     firsts = index.starts[near]
     counts = index.ends[near] - firsts
-    offsets = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    offsets = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
     windows = np.repeat(firsts - offsets, counts) + np.arange(int(counts.sum()))
-    best[near] = np.maximum.reduceat(scoring.exact(index.vectors, index.scales, windows, query), offsets)
-    return near
+    exact = scoring.exact(index.vectors, index.scales, windows, query)
+    best[near] = np.maximum.reduceat(exact, offsets)
+    return near, exact, offsets
 
 
 def _top(best: NDArray[np.float32], limit: int) -> list[int]:
