@@ -110,7 +110,7 @@ async def search_page(
         found = await hit_rows.near(db, [f.doc for f in nearest.found], filt)
         spoken = None
         if speaker is not None:  # only what they said counts: the windows they spoke in, their segments cited
-            spoken = await hit_rows.speaker_near(db, list(found), speaker_key(speaker), filt, fold_label)
+            spoken = await hit_rows.speaker_near(db, list(found), speaker_key(speaker), fold_label)
             nearest = await asyncio.to_thread(_theirs, nearest, spoken)
         by_meaning = [candidate(found[f.doc]) for f in nearest.found if f.doc in found][:limit]
         fused, how = fuse(ranked, by_meaning, len(query.clauses))

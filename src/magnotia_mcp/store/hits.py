@@ -97,17 +97,18 @@ async def near(db: Reader, ids: list[str], filt: Filters) -> dict[str, sqlite3.R
 
 
 async def speaker_near(
-    db: Reader, ids: list[str], speaker: str, filt: Filters, fold_label: Callable[[str | None], str | None]
+    db: Reader, ids: list[str], speaker: str, fold_label: Callable[[str | None], str | None]
 ) -> dict[str, set[int]]:
-    """By transcript id, among ids (live, passing the filters), the seqs of the segments one speaker said."""
+    """By transcript id, among ids (those still live: ids passed the filters already), the seqs of the segments
+    one speaker said."""
     found = await db.all(SPEAKER_LABELS, {"ids": json.dumps(ids)})
     # Decoded as the reader decodes text (a bad byte replaced), as magnotia_fold gets a label elsewhere.
     labels = [r["label"] for r in found if fold_label(r["label"].decode("utf-8", "replace")) == speaker]
     if not labels:
         return {}
     marks = {f"l{k}": label for k, label in enumerate(labels)}
-    query = SPEAKER_NEAR.format(marks=",".join(":" + m for m in marks)) + where(filt)
-    rows = await db.all(query, {**filt, **marks, "ids": json.dumps(ids)})
+    query = SPEAKER_NEAR.format(marks=",".join(":" + m for m in marks))
+    rows = await db.all(query, {**marks, "ids": json.dumps(ids)})
     said: dict[str, set[int]] = {}
     for r in rows:
         said.setdefault(r["transcript_id"], set()).add(r["seq"])
