@@ -224,6 +224,39 @@ def test_a_segment_is_cited_once_however_many_windows_it_fills(
         assert [(m["speaker"], m["seq"]) for m in hit["moments"]] == [("Ana", 0)]
 
 
+def test_a_text_without_segments_is_shown_by_the_passage_that_matched(
+    tmp_path: Path, cache: Path, start_server: Start, launcher: Launcher
+) -> None:
+    """A dictation kept as text only (or an imported file) has no moment with a time to cite: its snippet is the
+    window of its text that matched (the formatted text where there is one, as it was embedded), not its title and
+    not its first words."""
+    if launcher.kind == "frozen":
+        pytest.skip("the one-file build has no semantic extra")
+    b = StoreBuilder(tmp_path / "store" / "magnotia.db")
+    # 30 words: the first window. The passage is the second, as the index cut it.
+    first = (
+        "Remember to water the tomatoes and check the basil on the balcony before the weekend trip,"
+        " and pack the blue tent and two sleeping bags into the car early tonight."
+    )
+    passage = (
+        "On marketing: we'll put less money into campaigns next quarter. Fine by me, the last campaigns brought few."
+    )
+    assert len(first.split()) == 30
+    untitled = b.transcript(title="", raw_text=f"{first} {passage}", segments=[], created_at=ts(3))
+    formatted = b.transcript(
+        title="Note", raw_text=first, formatted_text=f"{first}\n\n{passage}", segments=[], created_at=ts(4)
+    )
+    db = b.close()
+    build_index(db)
+    server = started(start_server, db)
+    result = search(server, query="advertising spending cuts")
+    assert sorted(ids(result)) == sorted([untitled, formatted])
+    for hit in result["hits"]:
+        assert hit["matched_by"] == "meaning"
+        assert hit["snippet"] == passage, hit
+        assert (hit["moments"], hit["segment"]) == ([], None)  # no time to cite: none is made up
+
+
 def test_an_unusable_index_is_said_and_words_still_answer(store: Path, start_server: Start, launcher: Launcher) -> None:
     if launcher.kind == "frozen":
         pytest.skip("the one-file build has no semantic extra")

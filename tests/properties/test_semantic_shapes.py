@@ -9,7 +9,8 @@ pipes. Then:
 * every search (each word of the corpus, a speaker label, a filter, a speaker, a page cut to a small budget
   followed through its cursors) answers with a result that fits the outputSchema, says the index took part, never
   names a transcript in the trash, names each transcript once, and cites moments that are segments of the
-  transcript it names; restricted to a speaker, every hit is a transcript they spoke in and every moment theirs;
+  transcript it names (a hit found by meaning alone shows what matched: a moment, else its passage or title, never an
+  empty snippet); restricted to a speaker, every hit is a transcript they spoke in and every moment theirs;
 * nothing reaches stderr as a traceback, and every request had exactly one answer.
 """
 
@@ -100,6 +101,10 @@ def check_hits(shape: Shape, result: dict[str, Any]) -> list[str]:
             assert (moment["start_ms"], moment["end_ms"]) == own[moment["seq"]], (moment, hit)
         if hit["matched_by"] != "words":
             event("a hit found by meaning")
+        if hit["matched_by"] == "meaning":  # what matched is shown: its moments, else its passage or its title
+            assert hit["snippet"].strip(), hit
+            if not hit["moments"]:
+                event("a hit found by meaning, shown by its passage or title")
     return ids
 
 

@@ -7,7 +7,7 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from magnotia_mcp.search.semantic.chunks import SPOKEN, TEXT, TITLE, WORDS, Segment, chunks
+from magnotia_mcp.search.semantic.chunks import SPOKEN, TEXT, TITLE, WORDS, Segment, chunks, piece
 
 words = st.text(alphabet="abcdefghij ãé\n\t", max_size=400)
 segment_lists = st.lists(st.tuples(st.one_of(st.none(), st.sampled_from(["Ana", "Ben", ""])), words), max_size=30)
@@ -63,3 +63,12 @@ def test_a_meeting_is_cut_into_windows_with_the_main_speaker() -> None:
         (SPOKEN, 1, 2, "Ana"),  # who said most in the window
         (SPOKEN, 3, 3, "Ben"),
     ]
+
+
+@given(title=words, text=words)
+def test_a_piece_is_the_window_chunks_cut_from_a_text(title: str, text: str) -> None:
+    """A hit on a text without segments is shown by its k-th window, read back from the text by piece(text, k)."""
+    pieces = [c.text for c in chunks(title, text, []) if c.kind == TEXT]
+    assert [piece(text, k) for k in range(len(pieces))] == pieces
+    assert piece(text, len(pieces)) == ""  # past its end (the text got shorter since it was embedded)
+    assert piece(text, -1) == ""

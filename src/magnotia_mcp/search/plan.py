@@ -25,6 +25,7 @@ from magnotia_mcp.search.ranking import candidate, rank_fts, rank_said, rank_sca
 from magnotia_mcp.search.speakers import fold_label, speaker_key
 from magnotia_mcp.store import hits as hit_rows
 from magnotia_mcp.store import plans
+from magnotia_mcp.text import preview
 
 if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio and sqlite3
     import sqlite3
@@ -178,6 +179,13 @@ class _PageSegments:
             groups = [[s for s in g if s["seq"] in own] for g in groups]
         return [g for g in groups if g]
 
+    async def piece(self, tid: str, k: int) -> str:
+        """The k-th window of the text of a transcript without segments (empty if its text is gone or shorter)."""
+        from magnotia_mcp.search.semantic.chunks import piece  # noqa: PLC0415 - only once an index answered
+
+        text = await hit_rows.embedded_text(self.db, tid)
+        return piece(text, k) if text is not None else ""
+
 
 def _spans(found: Found) -> list[tuple[int, int]]:
     return [(c.first_seq, c.last_seq) for c in found.chunks if c.first_seq is not None and c.last_seq is not None]
@@ -202,6 +210,12 @@ async def _cite(how: dict[str, MatchedBy], near: Near, segments: _PageSegments, 
         if cited:
             hit["snippet"] = cited[0]["snippet"]
             hit["segment"] = {k: cited[0][k] for k in ("seq", "start_ms", "end_ms", "speaker")}
+        elif found.chunks and found.chunks[0].piece is not None:
+            # A text without segments (a dictation kept as text, an imported file): no moment has a time to
+            # cite, so the snippet is the passage that matched, not the title shape fell back to.
+            passage = await segments.piece(tid, found.chunks[0].piece)
+            if passage:
+                hit["snippet"] = preview(passage, hits.SNIPPET_CHARS)
     else:  # words found it too: its own moments first, then those of meaning not already there
         seen = {m["seq"] for m in hit["moments"]}
         hit["moments"] += [m for m in cited if m["seq"] not in seen][: max(0, hits.MOMENTS - len(hit["moments"]))]

@@ -87,6 +87,8 @@ CHUNK_SEGMENTS = (
     " CROSS JOIN segments AS s ON s.transcript_id = json_extract(p.value, '$[0]')"
     " AND s.seq = json_extract(p.value, '$[1]')"
 )
+# The text a transcript without segments is embedded from (semantic.build): its formatted text, else its raw one.
+EMBEDDED_TEXT = "coalesce(nullif(t.formatted_text, ''), t.raw_text, '')"
 SPANNED = 200  # segments read for one chunk at most (a chunk is ~30 words: a few segments, never this many)
 
 
@@ -132,6 +134,14 @@ async def chunk_segments(db: Reader, spans: dict[str, list[tuple[int, int]]]) ->
         tid: [[rows[(tid, seq)] for seq in seqs(first, last) if (tid, seq) in rows] for first, last in own]
         for tid, own in spans.items()
     }
+
+
+async def embedded_text(db: Reader, tid: str) -> str | None:
+    """The text a live transcript's windows without segments were cut from; None once it is gone or in the trash."""
+    row = await db.one(
+        f"SELECT {EMBEDDED_TEXT} AS text FROM transcripts t WHERE t.id = ? AND t.deleted_at IS NULL", [tid]
+    )
+    return None if row is None else str(row["text"])
 
 
 async def texts(db: Reader, rids: list[int]) -> dict[int, sqlite3.Row]:

@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 from magnotia_mcp.search.semantic import indexfile
 from magnotia_mcp.search.semantic.chunks import Segment, chunks
 from magnotia_mcp.search.semantic.model import StaticModel
+from magnotia_mcp.store.hits import EMBEDDED_TEXT
 from magnotia_mcp.store.opening import open_readonly
 from magnotia_mcp.store.opening import stamp as store_stamp
 
@@ -91,7 +92,7 @@ def _contents(store: sqlite3.Connection, ids: Sequence[str]) -> list[tuple[str, 
     try:
         rows = store.execute(
             f"SELECT t.id, {_STAMP}, coalesce(t.created_at, ''), coalesce(t.title, ''),"
-            " coalesce(nullif(t.formatted_text, ''), t.raw_text, '')"
+            f" {EMBEDDED_TEXT}"
             f" FROM transcripts t WHERE t.deleted_at IS NULL AND t.id IN ({marks})",
             list(ids),
         ).fetchall()

@@ -39,6 +39,12 @@ def _pieces(words: list[str]) -> Iterable[str]:
         yield " ".join(words[i : i + WORDS])
 
 
+def piece(text: str, k: int) -> str:
+    """The k-th window of a transcript without segments, as ``chunks`` cut its text; empty past its end."""
+    words = text.split()
+    return " ".join(words[k * WORDS : (k + 1) * WORDS]) if k >= 0 else ""
+
+
 def _window(kind: int, parts: list[tuple[Segment, str]]) -> Chunk:
     said: Counter[str] = Counter()
     for segment, text in parts:

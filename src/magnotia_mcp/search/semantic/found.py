@@ -14,6 +14,7 @@ class Chunk(NamedTuple):
     kind: int
     first_seq: int | None  # the segments the window spans (None for a title or text without segments)
     last_seq: int | None
+    piece: int | None = None  # a window of text without segments: which of its text's pieces (chunks.piece)
 
 
 CITED = 3  # chunks cited per transcript, as moments

@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from magnotia_mcp.search.semantic import indexfile, scoring
+from magnotia_mcp.search.semantic.chunks import TEXT, TITLE
 from magnotia_mcp.search.semantic.found import Chunk, Found, Near
 from magnotia_mcp.search.semantic.model import ModelError, StaticModel, fingerprint
 
@@ -78,9 +79,13 @@ class Loaded:
         self.counts = []  # in starts and ends now
         return self
 
-    def cite(self, i: int, score: float) -> Chunk:
+    def cite(self, i: int, lo: int, score: float) -> Chunk:
+        """Row i, of the transcript whose rows start at lo, as a chunk to cite with score."""
         first, last = (int(v) for v in self.seqs[i])
-        return Chunk(score, int(self.kinds[i]), first if first >= 0 else None, last if last >= 0 else None)
+        kind = int(self.kinds[i])
+        # A text's pieces follow its title, if it has one (chunks.chunks): row i is piece i - lo, less the title.
+        piece = i - lo - int(self.kinds[lo] == TITLE) if kind == TEXT else None
+        return Chunk(score, kind, first if first >= 0 else None, last if last >= 0 else None, piece)
 
 
 # Seconds a search waits for the load it started before it goes by words (the load goes on): a 10k-transcript
@@ -240,7 +245,7 @@ class Searcher:
 
             def pick(most: int | None) -> list[Chunk]:
                 order = np.argsort(-scores, kind="stable")[:most]
-                return [index.cite(lo + int(i), float(scores[i])) for i in order[scores[order] >= FLOOR]]
+                return [index.cite(lo + int(i), lo, float(scores[i])) for i in order[scores[order] >= FLOOR]]
 
             return pick
 
