@@ -108,7 +108,7 @@ async def search_page(
     cited: frozenset[str] = frozenset()
     nearest = await near() if near is not None and sort == "relevance" else None
     if nearest is not None:
-        found = await hit_rows.near(db, [f.doc for f in nearest.found], filt)
+        found = await _live(db, [f.doc for f in nearest.found], filt, limit if speaker is None else None)
         spoken = None
         if speaker is not None:  # only what they said counts: the windows they spoke in, their segments cited
             spoken = await hit_rows.speaker_near(db, list(found), speaker_key(speaker), fold_label)
@@ -128,6 +128,21 @@ async def search_page(
             db, matcher, page, said, lambda shaped: check({**result, "hits": shaped}), decorate=decorate, cited=cited
         )
     return result, len(page)
+
+
+async def _live(db: Reader, ids: list[str], filt: Filters, enough: int | None) -> dict[str, sqlite3.Row]:
+    """By id, those of ids (nearest first) that are live and pass filt: at least the first enough of them, or all.
+
+    The index is asked for 4 transcripts a hit, for the filters to leave enough; most often the first ones pass,
+    and reading a row's created_at or deleted_at reads it to its end (its texts come first): the first enough
+    are read, and the rest only if some of those did not pass.
+    """
+    if enough is None or len(ids) <= enough:
+        return await hit_rows.near(db, ids, filt)
+    found = await hit_rows.near(db, ids[:enough], filt)
+    if len(found) < enough:
+        found.update(await hit_rows.near(db, ids[enough:], filt))
+    return found
 
 
 def _theirs(near: Near, spoken: dict[str, set[int]]) -> Near:
