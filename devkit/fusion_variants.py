@@ -10,7 +10,8 @@ and rise above the answer, found by meaning alone. This script runs the product'
 * ``coverage``: a hit by words counts by the share of the query's terms it has (1 of 3: a third of its rank's
   share), so a partial match in another sense weighs less than the answer found by meaning;
 * ``meaning x1.5``, ``meaning x2``: meaning's list weighs more;
-* ``k10``, ``coverage k10``: the constant 10 instead of 60 (the first ranks weigh more).
+* ``k10``, ``coverage k10``: the constant 10 instead of 60 (the first ranks weigh more);
+* ``no full matches first``: plain reciprocal rank fusion, without the rule that keeps full keyword matches first.
 
 Reproduce (e5 needs the environment of devkit/compare_models.py; ``static`` runs in the dev one)::
 
@@ -43,8 +44,9 @@ from magnotia_mcp.tools.search import MAX_HITS, NEAR
 Fuse = Callable[[list[Candidate], list[Candidate], int], tuple[list[Candidate], dict[str, MatchedBy]]]
 
 
-def weighted(*, coverage: bool = False, meaning: float = 1.0, k: int = fusion.K) -> Fuse:
-    """``fusion.fuse`` with weights: words by the share of terms a hit has (coverage), meaning by a factor."""
+def weighted(*, coverage: bool = False, meaning: float = 1.0, k: int = fusion.K, full_first: bool = True) -> Fuse:
+    """``fusion.fuse`` with weights: words by the share of terms a hit has (coverage), meaning by a factor; full_first
+    False drops the rule that keeps the full keyword matches first."""
 
     def fuse(
         lexical: list[Candidate], semantic: list[Candidate], clauses: int
@@ -60,7 +62,7 @@ def weighted(*, coverage: bool = False, meaning: float = 1.0, k: int = fusion.K)
                 by_id.setdefault(c.id, c)
         words = {c.id for c in lexical}
         near = {c.id for c in semantic}
-        full = {c.id for c in lexical if c.coverage >= clauses}
+        full = {c.id for c in lexical if c.coverage >= clauses} if full_first else set()
         order = sorted(score, key=lambda i: (i not in full, -score[i], first[i]))
         how: dict[str, MatchedBy] = {
             i: "both" if i in words and i in near else "words" if i in words else "meaning" for i in order
@@ -77,6 +79,7 @@ RULES: dict[str, Fuse] = {
     "meaning x2": weighted(meaning=2.0),
     "k10": weighted(k=10),
     "coverage k10": weighted(coverage=True, k=10),
+    "no full matches first": weighted(full_first=False),
 }
 
 
