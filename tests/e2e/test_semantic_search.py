@@ -136,6 +136,16 @@ def test_words_still_rank_first_and_say_so(store: Path, start_server: Start, lau
     assert ids(spoken)[0] == stores.BUDGET
     assert spoken["hits"][0]["matched_by"] in ("words", "both")
     assert spoken["hits"][0]["matched_terms"] == ["campaigns"]
+    # "fixed": the standup has the word, and the German "Jour fixe" is nearer in meaning. Asked for one hit, the
+    # fusion counts meaning's first one only: the standup is a hit by words alone, and carries no similarity.
+    (alone,) = search(server, query="fixed", limit=1)["hits"]
+    assert (alone["transcript_id"], alone["matched_by"], "similarity" in alone) == (stores.EXPORT, "words", False)
+    both = search(server, query="fixed", limit=2)["hits"]
+    assert [(h["transcript_id"], h["matched_by"]) for h in both] == [
+        (stores.EXPORT, "both"),
+        (stores.LEAD_DE, "meaning"),
+    ]
+    assert all(h["similarity"] > 0.3 for h in both)
 
 
 def test_a_speaker_is_found_by_what_they_meant(store: Path, start_server: Start, launcher: Launcher) -> None:

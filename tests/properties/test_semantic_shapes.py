@@ -101,6 +101,8 @@ def check_hits(shape: Shape, result: dict[str, Any]) -> list[str]:
             assert (moment["start_ms"], moment["end_ms"]) == own[moment["seq"]], (moment, hit)
         if hit["matched_by"] != "words":
             event("a hit found by meaning")
+        # Meaning speaks of the hits it found: a similarity for those, none for a hit by words alone.
+        assert ("similarity" in hit) == (hit["matched_by"] != "words"), hit
         if hit["matched_by"] == "meaning":  # what matched is shown: its moments, else its passage or its title
             assert hit["snippet"].strip(), hit
             if not hit["moments"]:

@@ -210,7 +210,9 @@ async def _cite(how: dict[str, MatchedBy], near: Near, segments: _PageSegments, 
     """Say how a fused hit matched; one found by meaning cites the segments nearest the query, not its first words."""
     tid = hit["transcript_id"]
     hit["matched_by"] = how[tid]
-    found = segments.found.get(tid)
+    # The index may have answered with it and the fusion not counted it (past the page's share of meaning's list):
+    # then it was found by words alone, and says nothing of meaning.
+    found = segments.found.get(tid) if how[tid] != "words" else None
     if found is None:
         return
     hit["similarity"] = round(found.score, 4)
