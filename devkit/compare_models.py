@@ -274,7 +274,7 @@ async def _searches(store: Path, near: list[list[Found]] | None) -> list[list[st
     out: list[list[str]] = []
     try:
         for i, q in enumerate(ALL_QUERIES):
-            meaning = None if near is None else Near(near[i], lambda groups: [0] * len(groups))
+            meaning = None if near is None else Near(near[i], lambda groups: [0] * len(groups), lambda *_: None)
 
             async def nearest(found: Near | None = meaning) -> Near | None:
                 return found

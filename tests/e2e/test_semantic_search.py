@@ -30,6 +30,8 @@ from tests.support.protocol import MODERN
 from tests.support.server import Launcher, ServerProcess
 
 Start = Callable[..., ServerProcess]
+# Said with none of the words of the query "advertising spending cuts", which finds it by meaning.
+PASSAGE = "On marketing: we'll put less money into campaigns next quarter. Fine by me, the last campaigns brought few."
 
 pytestmark = pytest.mark.transports("stdio", "http")
 
@@ -271,6 +273,51 @@ def test_a_text_without_segments_is_shown_by_the_passage_that_matched(
         assert hit["matched_by"] == "meaning"
         assert hit["snippet"] == passage, hit
         assert (hit["moments"], hit["segment"]) == ([], None)  # no time to cite: none is made up
+
+
+def test_what_was_edited_since_the_index_is_cited_as_it_reads_now(
+    tmp_path: Path, cache: Path, start_server: Start, launcher: Launcher
+) -> None:
+    """The index is behind a transcript edited since it was built, until the server brings it up to date (after a
+    search, on a thread of its own). The first search since answers from what the store says now: a meeting
+    transcribed again cites the segment that holds the passage now, a dictation formatted since shows the
+    passage where its formatted text has it, and a meeting whose passage was cut is no longer found by meaning.
+    (By the index's windows, each would cite what now says something else.)"""
+    if launcher.kind == "frozen":
+        pytest.skip("the one-file build has no semantic extra")
+    passage = PASSAGE
+    plants = ("Ana", "Remember to water the tomatoes and check the basil on the balcony before the weekend trip.")
+    tent = ("Ben", "Pack the blue tent and two sleeping bags into the car early tonight.")
+    b = StoreBuilder(tmp_path / "store" / "magnotia.db")
+    # Each segment here is a window of its own at index time: the passage is seq 1 of both meetings.
+    moved = b.transcript(title="Weekly sync", source="meeting", segments=[plants, ("Ana", passage), tent])
+    formatted = b.transcript(title="Note", raw_text=passage, segments=[])
+    cut = b.transcript(title="Planning", source="meeting", segments=[plants, ("Ben", passage)])
+    db = b.close()
+    build_index(db)
+    preface = f"{plants[1]} {tent[1]} Thanks."
+    assert len(preface.split()) == 30  # the formatted text's first window: the passage is its second
+    conn = sqlite3.connect(db)
+    with conn:  # as the app edits: each change sets updated_at
+        conn.execute("DELETE FROM segments WHERE transcript_id = ?", (moved,))
+        for seq, (speaker, text) in enumerate([plants, tent, ("Ben", "Sounds good."), ("Ana", passage)]):
+            conn.execute(
+                "INSERT INTO segments (transcript_id, seq, start_ms, end_ms, speaker, text) VALUES (?, ?, ?, ?, ?, ?)",
+                (moved, seq, 5000 * seq, 5000 * seq + 4000, speaker, text),
+            )
+        conn.execute("UPDATE transcripts SET formatted_text = ? WHERE id = ?", (f"{preface}\n\n{passage}", formatted))
+        conn.execute("UPDATE segments SET text = 'Fine, see you then.' WHERE transcript_id = ? AND seq = 1", (cut,))
+        conn.execute("UPDATE transcripts SET updated_at = ? WHERE id IN (?, ?, ?)", (ts(20), moved, formatted, cut))
+    conn.close()
+    server = started(start_server, db)
+    result = search(server, query="advertising spending cuts")
+    hits = {hit["transcript_id"]: hit for hit in result["hits"]}
+    assert sorted(hits) == sorted([moved, formatted]), result
+    assert hits[moved]["matched_by"] == "meaning"
+    assert hits[moved]["segment"] == {"seq": 3, "start_ms": 15000, "end_ms": 19000, "speaker": "Ana"}
+    assert (hits[moved]["moments"][0]["seq"], hits[moved]["snippet"]) == (3, passage)
+    assert (hits[formatted]["matched_by"], hits[formatted]["snippet"]) == ("meaning", passage)
+    assert all(hit["similarity"] >= 0.3 for hit in hits.values())  # scored on what they say now
 
 
 def test_an_unusable_index_is_said_and_words_still_answer(store: Path, start_server: Start, launcher: Launcher) -> None:

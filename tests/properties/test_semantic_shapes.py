@@ -11,7 +11,8 @@ pipes. Then:
   names a transcript in the trash, names each transcript once, and cites moments that are segments of the
   transcript it names (a hit found by meaning alone shows what matched: a moment, else its passage or title, never an
   empty snippet); restricted to a speaker, every hit is a transcript they spoke in and every moment theirs;
-* nothing reaches stderr as a traceback, and every request had exactly one answer.
+* nothing reaches stderr as a traceback, every request had exactly one answer, and no transcript was taken for
+  one edited since the index embedded it (it would be embedded again at every search).
 """
 
 from __future__ import annotations
@@ -122,6 +123,7 @@ def test_every_store_shape_is_indexed_and_searched_by_meaning(
     db = write(shape, folder / "app" / "magnotia.db")  # the index goes beside the app's folder, never in it
     home = folder / "home"
     env = {"HOME": str(home), "XDG_DATA_HOME": str(home / "xdg"), indexfile.CACHE_ENV: str(folder / "cache")}
+    env["MAGNOTIA_MCP_LOG_LEVEL"] = "debug"  # the server says when it scores a transcript again (none here)
     first = build(db, env)
     assert f"{len(shape.live)} transcripts ({len(shape.live)} embedded" in first, first
     assert indexed_ids(db, env) == {t.id for t in shape.live}
@@ -172,6 +174,9 @@ def test_every_store_shape_is_indexed_and_searched_by_meaning(
         proc.sync()
         event(f"{len(shape.live)} live, {len(shape.trashed)} trashed, fts {shape.fts}")
         check_clean_exit(proc)  # exit 0, no traceback on stderr, nothing but JSON on stdout
+        # The index was current: no transcript looked edited since it was embedded (the marks the index keeps and
+        # the ones the store is read for agree, whatever the store holds).
+        assert "edited since the semantic index" not in proc.stderr, proc.stderr
         again = build(db, env)
         assert f"(0 embedded, {len(shape.live)} already up to date" in again, again
     except BaseException:

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
+from magnotia_mcp import log
 from magnotia_mcp.search import hits, ranking
 from magnotia_mcp.search.fusion import MatchedBy, fuse
 from magnotia_mcp.search.matching import Matcher, sql_any_clause, sql_match
@@ -108,7 +109,7 @@ async def search_page(
     cited: frozenset[str] = frozenset()
     nearest = await near() if near is not None and sort == "relevance" else None
     if nearest is not None:
-        found = await _live(db, [f.doc for f in nearest.found], filt, limit if speaker is None else None)
+        nearest, found = await _live(db, nearest, filt, limit if speaker is None else None)
         spoken = None
         if speaker is not None:  # only what they said counts: the windows they spoke in, their segments cited
             spoken = await hit_rows.speaker_near(db, list(found), speaker_key(speaker), fold_label)
@@ -130,19 +131,50 @@ async def search_page(
     return result, len(page)
 
 
-async def _live(db: Reader, ids: list[str], filt: Filters, enough: int | None) -> dict[str, sqlite3.Row]:
-    """By id, those of ids (nearest first) that are live and pass filt: at least the first enough of them, or all.
+async def _live(db: Reader, near: Near, filt: Filters, enough: int | None) -> tuple[Near, dict[str, sqlite3.Row]]:
+    """What the index found, as the store has it now; and by id, those found that are live and pass filt: at least
+    the first enough of them that still match, or all.
 
     The index is asked for 4 transcripts a hit, for the filters to leave enough; most often the first ones pass,
     and reading a row's created_at or deleted_at reads it to its end (its texts come first): the first enough
-    are read, and the rest only if some of those did not pass.
+    are read, and the rest only if some of those did not pass or no longer match (``_fresh``).
     """
-    if enough is None or len(ids) <= enough:
-        return await hit_rows.near(db, ids, filt)
-    found = await hit_rows.near(db, ids[:enough], filt)
-    if len(found) < enough:
-        found.update(await hit_rows.near(db, ids[enough:], filt))
-    return found
+    ids = [f.doc for f in near.found]
+    head = ids if enough is None else ids[:enough]
+    found = await hit_rows.near(db, head, filt)
+    near = await _fresh(db, near, found)
+    if enough is not None and len(head) < len(ids) and sum(f.doc in found for f in near.found) < enough:
+        rest = await hit_rows.near(db, ids[len(head) :], filt)
+        found.update(rest)
+        near = await _fresh(db, near, rest)
+    return near, found
+
+
+async def _fresh(db: Reader, near: Near, rows: dict[str, sqlite3.Row]) -> Near:
+    """near, with those of rows edited since the index embedded them scored again as they read now (nearest first).
+
+    An index is behind the store until it is brought up to date (the server does it after a search, on a thread
+    of its own): its windows of a transcript edited since (formatted, transcribed again) would cite segments or
+    passages that now say something else, or that are gone. Those are scored on what the store holds now, and
+    left out when nothing of them is near enough any more. Only for the transcripts read, and only when edited.
+    """
+    from magnotia_mcp.search.semantic.found import Near, mark  # noqa: PLC0415 - only once an index answered
+
+    def edited(f: Found) -> bool:  # a mark of None: scored just now
+        row = rows.get(f.doc)
+        return row is not None and f.mark is not None and f.mark != mark(row["updated"], row["said"])
+
+    stale = {f.doc for f in near.found if edited(f)}
+    if not stale:
+        return near
+    log.debug(f"{len(stale)} transcript(s) edited since the semantic index embedded them: scored as they read now")
+    contents = await hit_rows.contents(db, sorted(stale))
+    # Gone from contents: trashed or purged since rows were read. Embedding a whole transcript takes a while (a
+    # 10-hour meeting: ~0.5 s), so not on the event loop.
+    again = await asyncio.to_thread(lambda: {doc: near.again(doc, contents[doc]) for doc in stale if doc in contents})
+    kept = [again.get(f.doc) if f.doc in stale else f for f in near.found]
+    ordered = sorted((f for f in kept if f is not None), key=lambda f: -f.score)  # stable: equals keep their order
+    return Near(ordered, near.closest, near.again)
 
 
 def _theirs(near: Near, spoken: dict[str, set[int]]) -> Near:
@@ -159,7 +191,7 @@ def _theirs(near: Near, spoken: dict[str, set[int]]) -> Near:
         if windows:
             kept.append(Found(f.doc, windows[0].score, windows))
     kept.sort(key=lambda f: -f.score)  # stable: equals keep the index's order
-    return Near(kept, near.closest)
+    return Near(kept, near.closest, near.again)
 
 
 def _spans_one(first: int | None, last: int | None, seqs: list[int]) -> bool:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp.store import layouts
-from magnotia_mcp.store.plans import HIT_KEYS, SCAN_BATCH, Filters, query_text, where
+from magnotia_mcp.store.plans import HIT_COLUMNS, SCAN_BATCH, Filters, query_text, where
 from magnotia_mcp.store.transcripts import SHORT
 
 if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio and sqlite3
@@ -65,8 +65,14 @@ SPEAKER_BATCH = " ORDER BY s.id LIMIT :batch"
 
 
 # The transcripts the semantic index found, as the store has them now: a transcript trashed or purged since
-# the index was built is not among them, whatever the index says.
-NEAR_KEYS = HIT_KEYS + " WHERE t.id IN (SELECT value FROM json_each(:ids)) AND t.deleted_at IS NULL"
+# the index was built is not among them, whatever the index says. With what a search compares to the index's
+# stamp (semantic.found.mark), read as the index's stamp reads them: updated_at as text, the segments counted
+# by the (transcript_id, seq) index (no text is read for it).
+NEAR_KEYS = (
+    f"SELECT {HIT_COLUMNS}, coalesce(t.updated_at, '') || '' AS updated,"
+    " (SELECT count(*) FROM segments AS s WHERE s.transcript_id = t.id) AS said FROM transcripts AS t"
+    " WHERE t.id IN (SELECT value FROM json_each(:ids)) AND t.deleted_at IS NULL"
+)
 # One speaker's segments in the transcripts the semantic index found (live ones only): the windows of theirs
 # that count when a search is restricted to that speaker. By the (transcript_id, seq) index, transcript by
 # transcript: first the labels there (a handful), folded in Python; then the segments with the labels that fold
@@ -89,6 +95,8 @@ CHUNK_SEGMENTS = (
 )
 # The text a transcript without segments is embedded from (semantic.build): its formatted text, else its raw one.
 EMBEDDED_TEXT = "coalesce(nullif(t.formatted_text, ''), t.raw_text, '')"
+# A transcript as it is embedded: its title, its text, and its segments as (seq, start_ms, end_ms, speaker, text).
+Contents = tuple[str, str, list[tuple[int, int | None, int | None, str | None, str | None]]]
 SPANNED = 200  # segments read for one chunk at most (a chunk is ~30 words: a few segments, never this many)
 
 
@@ -134,6 +142,19 @@ async def chunk_segments(db: Reader, spans: dict[str, list[tuple[int, int]]]) ->
         tid: [[rows[(tid, seq)] for seq in seqs(first, last) if (tid, seq) in rows] for first, last in own]
         for tid, own in spans.items()
     }
+
+
+async def contents(db: Reader, ids: list[str]) -> dict[str, Contents]:
+    """By id, what the live ones of ids are embedded from (semantic.build): title, text, segments in spoken order."""
+    heads = await db.all(
+        f"SELECT t.id, coalesce(t.title, '') AS title, {EMBEDDED_TEXT} AS text FROM transcripts t"
+        " WHERE t.id IN (SELECT value FROM json_each(:ids)) AND t.deleted_at IS NULL",
+        {"ids": json.dumps(ids)},
+    )
+    found: dict[str, Contents] = {r["id"]: (r["title"], r["text"], []) for r in heads}
+    for s in await db.all(HIT_SEGMENTS.format(marks=",".join("?" * len(found))), list(found)):
+        found[s["transcript_id"]][2].append((s["seq"], s["start_ms"], s["end_ms"], s["speaker"], s["text"]))
+    return found
 
 
 async def embedded_text(db: Reader, tid: str) -> str | None:

@@ -28,7 +28,8 @@ if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio a
 Plan = Literal["few", "many", "most"]
 Filters = dict[str, str | None]
 
-HIT_KEYS = "SELECT t.rowid AS rid, t.id, t.title, t.created_at, t.source FROM transcripts AS t"
+HIT_COLUMNS = "t.rowid AS rid, t.id, t.title, t.created_at, t.source"
+HIT_KEYS = f"SELECT {HIT_COLUMNS} FROM transcripts AS t"
 FTS_MATCH_COUNT = "SELECT count(*) FROM (SELECT 1 FROM transcripts_fts WHERE transcripts_fts MATCH :match LIMIT :cap)"
 MANY_MATCHES = 1_000
 # Asking the index row by row pays only when the term is in a large share of all

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from magnotia_mcp.search.semantic import indexfile
-from magnotia_mcp.search.semantic.chunks import Segment, chunks
+from magnotia_mcp.search.semantic.chunks import Segment, chunks, segment
 from magnotia_mcp.search.semantic.model import StaticModel
 from magnotia_mcp.store.hits import EMBEDDED_TEXT
 from magnotia_mcp.store.opening import open_readonly
@@ -102,7 +102,7 @@ def _contents(store: sqlite3.Connection, ids: Sequence[str]) -> list[tuple[str, 
             f" WHERE transcript_id IN ({marks}) ORDER BY transcript_id, seq",
             list(ids),
         ):
-            said.setdefault(tid, []).append(Segment(seq, start or 0, end or 0, speaker, text or ""))
+            said.setdefault(tid, []).append(segment(seq, start, end, speaker, text))
     finally:
         store.execute("COMMIT")
     return [(r[0], r[1], r[2], r[3], r[4], said.get(r[0], [])) for r in rows]

@@ -24,6 +24,11 @@ class Segment(NamedTuple):
     text: str
 
 
+def segment(seq: int, start_ms: int | None, end_ms: int | None, speaker: str | None, text: str | None) -> Segment:
+    """A segment as the store's row has it (its NULLs read as nothing said, at 0 ms)."""
+    return Segment(seq, start_ms or 0, end_ms or 0, speaker, text or "")
+
+
 class Chunk(NamedTuple):
     kind: int
     text: str

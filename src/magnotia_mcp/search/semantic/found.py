@@ -6,7 +6,10 @@ Plain types, no numpy: the search's plan names them without loading the semantic
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from magnotia_mcp.store.hits import Contents
 
 
 class Chunk(NamedTuple):
@@ -18,6 +21,16 @@ class Chunk(NamedTuple):
 
 
 CITED = 3  # chunks cited per transcript, as moments
+STALE = -1  # a mark no transcript has (Python's hash is never -1): a stamp the index holds but cannot read
+
+
+def mark(updated_at: str, segments: int) -> int:
+    """What a transcript's windows were cut from, in brief: its ``updated_at`` and how many segments it has.
+
+    The parts of the index's stamp a search can read without reading a text: a transcript edited since it was
+    indexed (the app sets ``updated_at``; a new transcription renumbers segments) no longer has its mark.
+    """
+    return hash((updated_at, segments))
 
 
 class Found:
@@ -26,13 +39,23 @@ class Found:
     The chunks may be given as a function that scores them when first asked for (``pick(n)``: the n best, or
     all for None): a search asks the index for 4 transcripts a hit and cites only the hits it shapes, each
     by its CITED best chunks; only a search restricted to a speaker looks at all of them.
+
+    mark: the transcript's ``mark`` as it was when the index embedded it; None when it was scored just now, from
+    what the store holds.
     """
 
-    __slots__ = ("_chunks", "_pick", "_windows", "doc", "score")
+    __slots__ = ("_chunks", "_pick", "_windows", "doc", "mark", "score")
 
-    def __init__(self, doc: str, score: float, windows: list[Chunk] | Callable[[int | None], list[Chunk]]) -> None:
+    def __init__(
+        self,
+        doc: str,
+        score: float,
+        windows: list[Chunk] | Callable[[int | None], list[Chunk]],
+        mark: int | None = None,
+    ) -> None:
         self.doc = doc
         self.score = score
+        self.mark = mark
         self._pick: Callable[[int | None], list[Chunk]] | None = windows if callable(windows) else None
         self._windows: list[Chunk] | None = None if callable(windows) else windows
         self._chunks: list[Chunk] | None = None if self._windows is None else self._windows[:CITED]
@@ -68,7 +91,10 @@ class Near(NamedTuple):
     """What a search gets from the index: the transcripts nearest the query, and which of some texts is nearest it.
 
     closest(groups): for each group of texts (a window's segments), the index of the one nearest the query.
+    again(doc, contents): the transcript scored as it reads now, not as the index embedded it: None when none
+    of its chunks is near enough to match (a slow call: it embeds the whole transcript).
     """
 
     found: list[Found]
     closest: Callable[[list[list[str]]], list[int]]
+    again: Callable[[str, Contents], Found | None]

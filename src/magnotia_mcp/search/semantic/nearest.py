@@ -9,17 +9,22 @@ thread, never on the event loop.
 from __future__ import annotations
 
 import threading
+from array import array
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from magnotia_mcp.search.semantic import indexfile, scoring
-from magnotia_mcp.search.semantic.chunks import TEXT, TITLE
-from magnotia_mcp.search.semantic.found import Chunk, Found, Near
+from magnotia_mcp.search.semantic.build import quantized
+from magnotia_mcp.search.semantic.chunks import TEXT, TITLE, chunks, segment
+from magnotia_mcp.search.semantic.found import STALE, Chunk, Found, Near, mark
 from magnotia_mcp.search.semantic.model import ModelError, StaticModel, fingerprint
+
+if TYPE_CHECKING:
+    from magnotia_mcp.store.hits import Contents
 
 # Below this cosine a chunk is not taken as a match at all: nearest neighbours always exist, and
 # without a floor a query about nothing in the store would still "find" its least unrelated chunks.
@@ -47,6 +52,7 @@ class Loaded:
         self.covered = int(meta.get("covered", "0"))
         self.docs: list[str] = []
         self.counts: list[int] = []
+        self.marks = array("q")  # each transcript's mark (found.mark) when it was embedded: 8 bytes, not an int's 32
         self.kinds = np.empty(windows, dtype=np.uint8)
         self.seqs = np.empty((windows, 2), dtype=np.int32)
         self.scales = np.empty(windows, dtype=np.float32)
@@ -60,13 +66,14 @@ class Loaded:
         at = self.filled
         if not _fits(row, self.dims) or at + row[1] > len(self.kinds):
             raise Unavailable(DAMAGED)
-        doc, n, kinds, seqs, scales, vectors = row
+        doc, n, kinds, seqs, scales, vectors, stamp = row
         self.kinds[at : at + n] = np.frombuffer(kinds, dtype=np.uint8)
         self.seqs[at : at + n] = np.frombuffer(seqs, dtype=np.int32).reshape(n, 2)
         self.scales[at : at + n] = np.frombuffer(scales, dtype=np.float32)
         self.vectors[at : at + n] = np.frombuffer(vectors, dtype=np.int8).reshape(n, self.dims)
         self.docs.append(str(doc))
         self.counts.append(n)
+        self.marks.append(_mark(stamp))
         self.filled = at + n
 
     def done(self) -> Loaded:
@@ -152,7 +159,7 @@ def _load(store: Path, stamp: tuple[object, ...]) -> Searcher:
             raise Unavailable(DAMAGED)
         index = Loaded(path, stamp, {**meta, "covered": str(covered)}, windows)
         for row in conn.execute(
-            "SELECT id, chunks, kinds, seqs, scales, vectors FROM docs WHERE chunks > 0 ORDER BY id"
+            "SELECT id, chunks, kinds, seqs, scales, vectors, stamp FROM docs WHERE chunks > 0 ORDER BY id"
         ):
             index.add(row)
         conn.execute("COMMIT")
@@ -161,9 +168,19 @@ def _load(store: Path, stamp: tuple[object, ...]) -> Searcher:
     return Searcher(index.done(), model)
 
 
+def _mark(stamp: object) -> int:
+    """A transcript's mark (found.mark) from the stamp the index holds for it (build._STAMP:
+    ``updated_at|title|raw|formatted|segments:sizes``); STALE for one it cannot read."""
+    if not isinstance(stamp, str):
+        return STALE
+    parts = stamp.rsplit("|", 4)  # from the right: updated_at is the app's text, and may hold a "|"
+    said = parts[-1].split(":", 1)[0]
+    return mark(parts[0], int(said)) if len(parts) == 5 and said.isdigit() else STALE
+
+
 def _fits(row: tuple[Any, ...], dims: int) -> bool:
     """A transcript's packed arrays hold exactly its windows' items (a damaged or foreign row does not)."""
-    _, n, kinds, seqs, scales, vectors = row
+    _, n, kinds, seqs, scales, vectors, _ = row
     blobs = (kinds, seqs, scales, vectors)
     if not isinstance(n, int) or n <= 0 or not all(isinstance(b, bytes) for b in blobs):
         return False
@@ -226,7 +243,29 @@ class Searcher:
                     picks.append(0)
             return picks
 
-        return Near(self._nearest(query, limit), closest)
+        def again(doc: str, contents: Contents) -> Found | None:
+            title, text, segments = contents
+            pieces = chunks(title, text, [segment(*s) for s in segments])
+            if not pieces:
+                return None
+            # Rounded as the index would hold them, and scored as it scores its own: the scores it would give.
+            scales, rows = quantized(self.model.embed([p.text for p in pieces]))
+            scores = scoring.exact(rows, scales, np.arange(len(pieces), dtype=np.int64), query)
+            titled = int(pieces[0].kind == TITLE)
+            windows = [
+                Chunk(
+                    float(scores[i]),
+                    pieces[i].kind,
+                    pieces[i].first_seq,
+                    pieces[i].last_seq,
+                    i - titled if pieces[i].kind == TEXT else None,
+                )
+                for i in np.argsort(-scores, kind="stable").tolist()
+                if scores[i] >= FLOOR
+            ]
+            return Found(doc, windows[0].score, windows) if windows else None
+
+        return Near(self._nearest(query, limit), closest, again)
 
     def _nearest(self, query: NDArray[np.float32], limit: int) -> list[Found]:
         """Up to limit transcripts whose best chunk is at least FLOOR near the query, nearest first."""
@@ -249,7 +288,10 @@ class Searcher:
 
             return pick
 
-        return [Found(index.docs[among[k]], float(best[among[k]]), cited(k)) for k in _top(best[among], limit)]
+        return [
+            Found(index.docs[among[k]], float(best[among[k]]), cited(k), index.marks[among[k]])
+            for k in _top(best[among], limit)
+        ]
 
 
 def _settle(
