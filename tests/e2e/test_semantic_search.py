@@ -320,6 +320,31 @@ def test_what_was_edited_since_the_index_is_cited_as_it_reads_now(
     assert all(hit["similarity"] >= 0.3 for hit in hits.values())  # scored on what they say now
 
 
+def test_segments_numbered_as_no_app_numbers_them_are_indexed_and_cited(
+    tmp_path: Path, cache: Path, start_server: Start, launcher: Launcher
+) -> None:
+    """seq is any integer to SQLite. A negative one is cited like any other (the index once took -1 for "no
+    segment", and cited nothing below 0); one past what the index's int32 pairs hold no longer stops `index` (it
+    raised OverflowError): that transcript is still found by meaning, and cites no segment rather than a wrong one."""
+    if launcher.kind == "frozen":
+        pytest.skip("the one-file build has no semantic extra")
+    passage = PASSAGE
+    b = StoreBuilder(tmp_path / "store" / "magnotia.db")
+    below = b.transcript(title="Sync", source="meeting", segments=[("Ana", passage), ("Ben", "Sounds good.")])
+    beyond = b.transcript(title="Plans", source="meeting", segments=[("Ana", passage)])
+    b.execute("UPDATE segments SET seq = seq - 3 WHERE transcript_id = ?", (below,))
+    b.execute("UPDATE segments SET seq = ? WHERE transcript_id = ?", (2**40, beyond))
+    db = b.close()
+    build_index(db)
+    server = started(start_server, db)
+    result = search(server, query="advertising spending cuts")
+    hits = {hit["transcript_id"]: hit for hit in result["hits"]}
+    assert sorted(hits) == sorted([below, beyond]), result
+    assert all(hit["matched_by"] == "meaning" for hit in hits.values())
+    assert [(m["seq"], m["snippet"]) for m in hits[below]["moments"]] == [(-3, passage)]
+    assert (hits[beyond]["moments"], hits[beyond]["snippet"]) == ([], "Plans")
+
+
 def test_an_unusable_index_is_said_and_words_still_answer(store: Path, start_server: Start, launcher: Launcher) -> None:
     if launcher.kind == "frozen":
         pytest.skip("the one-file build has no semantic extra")

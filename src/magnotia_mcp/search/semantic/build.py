@@ -187,7 +187,11 @@ def _embed_batch(source: sqlite3.Connection, index: sqlite3.Connection, model: S
     at = 0
     for (tid, stamp, created, *_), pieces in zip(found, cut, strict=True):
         n = len(pieces)
-        seqs = [v if v is not None else -1 for p in pieces for v in (p.first_seq, p.last_seq)]
+        seqs = [
+            v if v is not None and indexfile.NO_SEQ < v < 2**31 else indexfile.NO_SEQ
+            for p in pieces
+            for v in (p.first_seq, p.last_seq)
+        ]
         packed.append(
             (
                 tid,

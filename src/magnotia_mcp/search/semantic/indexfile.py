@@ -33,7 +33,7 @@ CREATE TABLE docs (
     created_at TEXT NOT NULL,
     chunks INTEGER NOT NULL,  -- its windows; each array below holds one item per window, in spoken order
     kinds BLOB NOT NULL,      -- uint8: title, spoken, text (search/semantic/chunks.py)
-    seqs BLOB NOT NULL,       -- int32 pairs: the first and last segment a window spans, -1 for none
+    seqs BLOB NOT NULL,       -- int32 pairs: the first and last segment a spoken window spans (else NO_SEQ)
     scales BLOB NOT NULL,     -- float32: a window's vector is scale * its int8 row
     vectors BLOB NOT NULL     -- int8, chunks rows of dims
 );
@@ -41,6 +41,10 @@ CREATE TABLE docs (
 
 
 DOC_COLUMNS = "id, stamp, created_at, chunks, kinds, seqs, scales, vectors"
+# In seqs: a title's or a text's window, which spans no segment, or a seq an int32 cannot hold (the app's are 0, 1,
+# 2 ...; a store may hold any integer): such a window cites no segment. Spoken windows are told by their kind, so
+# the -1 that marked the first two before also reads right (-1 is a seq a store may hold too).
+NO_SEQ = -(2**31)
 
 
 class Unusable(Exception):

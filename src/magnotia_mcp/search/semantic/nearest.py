@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from magnotia_mcp.search.semantic import indexfile, scoring
 from magnotia_mcp.search.semantic.build import quantized
-from magnotia_mcp.search.semantic.chunks import TEXT, TITLE, chunks, segment
+from magnotia_mcp.search.semantic.chunks import SPOKEN, TEXT, TITLE, chunks, segment
 from magnotia_mcp.search.semantic.found import STALE, Chunk, Found, Near, mark
 from magnotia_mcp.search.semantic.model import ModelError, StaticModel, fingerprint
 
@@ -92,7 +92,9 @@ class Loaded:
         kind = int(self.kinds[i])
         # A text's pieces follow its title, if it has one (chunks.chunks): row i is piece i - lo, less the title.
         piece = i - lo - int(self.kinds[lo] == TITLE) if kind == TEXT else None
-        return Chunk(score, kind, first if first >= 0 else None, last if last >= 0 else None, piece)
+        if kind != SPOKEN or indexfile.NO_SEQ in (first, last):  # by its kind: a store's seq may be -1, or -3
+            return Chunk(score, kind, None, None, piece)
+        return Chunk(score, kind, first, last, piece)
 
 
 # Seconds a search waits for the load it started before it goes by words (the load goes on): a 10k-transcript
