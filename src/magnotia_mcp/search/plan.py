@@ -170,7 +170,7 @@ async def _fresh(db: Reader, near: Near, rows: dict[str, sqlite3.Row]) -> Near:
     log.debug(f"{len(stale)} transcript(s) edited since the semantic index embedded them: scored as they read now")
     contents = await hit_rows.contents(db, sorted(stale))
     # Gone from contents: trashed or purged since rows were read. Embedding a whole transcript takes a while (a
-    # 10-hour meeting: ~0.5 s), so not on the event loop.
+    # 10-hour meeting: ~0.2 s), so not on the event loop.
     again = await asyncio.to_thread(lambda: {doc: near.again(doc, contents[doc]) for doc in stale if doc in contents})
     kept = [again.get(f.doc) if f.doc in stale else f for f in near.found]
     ordered = sorted((f for f in kept if f is not None), key=lambda f: -f.score)  # stable: equals keep their order
