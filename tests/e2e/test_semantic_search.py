@@ -298,7 +298,7 @@ def test_what_was_edited_since_the_index_is_cited_as_it_reads_now(
     preface = f"{plants[1]} {tent[1]} Thanks."
     assert len(preface.split()) == 30  # the formatted text's first window: the passage is its second
     conn = sqlite3.connect(db)
-    with conn:  # as the app edits: each change sets updated_at
+    with conn:  # as the app edits
         conn.execute("DELETE FROM segments WHERE transcript_id = ?", (moved,))
         for seq, (speaker, text) in enumerate([plants, tent, ("Ben", "Sounds good."), ("Ana", passage)]):
             conn.execute(
@@ -307,7 +307,8 @@ def test_what_was_edited_since_the_index_is_cited_as_it_reads_now(
             )
         conn.execute("UPDATE transcripts SET formatted_text = ? WHERE id = ?", (f"{preface}\n\n{passage}", formatted))
         conn.execute("UPDATE segments SET text = 'Fine, see you then.' WHERE transcript_id = ? AND seq = 1", (cut,))
-        conn.execute("UPDATE transcripts SET updated_at = ? WHERE id IN (?, ?, ?)", (ts(20), moved, formatted, cut))
+        # The formatting pass may leave updated_at as it was: a formatted text is seen all the same.
+        conn.execute("UPDATE transcripts SET updated_at = ? WHERE id IN (?, ?)", (ts(20), moved, cut))
     conn.close()
     server = started(start_server, db)
     result = search(server, query="advertising spending cuts")

@@ -162,7 +162,11 @@ async def _fresh(db: Reader, near: Near, rows: dict[str, sqlite3.Row]) -> Near:
 
     def edited(f: Found) -> bool:  # a mark of None: scored just now
         row = rows.get(f.doc)
-        return row is not None and f.mark is not None and f.mark != mark(row["updated"], row["said"])
+        return (
+            row is not None
+            and f.mark is not None
+            and f.mark != mark(row["updated"], bool(row["formatted"]), row["said"])
+        )
 
     stale = {f.doc for f in near.found if edited(f)}
     if not stale:

@@ -66,10 +66,10 @@ SPEAKER_BATCH = " ORDER BY s.id LIMIT :batch"
 
 # The transcripts the semantic index found, as the store has them now: a transcript trashed or purged since
 # the index was built is not among them, whatever the index says. With what a search compares to the index's
-# stamp (semantic.found.mark), read as the index's stamp reads them: updated_at as text, the segments counted
-# by the (transcript_id, seq) index (no text is read for it).
+# stamp (semantic.found.mark), read as the index's stamp reads them: updated_at as text, whether there is a
+# formatted text, the segments counted by the (transcript_id, seq) index: none of them measures a text.
 NEAR_KEYS = (
-    f"SELECT {HIT_COLUMNS}, coalesce(t.updated_at, '') || '' AS updated,"
+    f"SELECT {HIT_COLUMNS}, coalesce(t.updated_at, '') || '' AS updated, t.formatted_text IS NOT NULL AS formatted,"
     " (SELECT count(*) FROM segments AS s WHERE s.transcript_id = t.id) AS said FROM transcripts AS t"
     " WHERE t.id IN (SELECT value FROM json_each(:ids)) AND t.deleted_at IS NULL"
 )

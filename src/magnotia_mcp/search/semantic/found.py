@@ -24,13 +24,15 @@ CITED = 3  # chunks cited per transcript, as moments
 STALE = -1  # a mark no transcript has (Python's hash is never -1): a stamp the index holds but cannot read
 
 
-def mark(updated_at: str, segments: int) -> int:
-    """What a transcript's windows were cut from, in brief: its ``updated_at`` and how many segments it has.
+def mark(updated_at: str, formatted: bool, segments: int) -> int:
+    """What a transcript's windows were cut from, in brief: its ``updated_at``, whether it has a formatted text,
+    and how many segments it has.
 
     The parts of the index's stamp a search can read without reading a text: a transcript edited since it was
-    indexed (the app sets ``updated_at``; a new transcription renumbers segments) no longer has its mark.
+    indexed (the app sets ``updated_at``; a new transcription renumbers segments; a dictation formatted since
+    is embedded from its formatted text, whether or not the formatting set ``updated_at``) no longer has its mark.
     """
-    return hash((updated_at, segments))
+    return hash((updated_at, formatted, segments))
 
 
 class Found:

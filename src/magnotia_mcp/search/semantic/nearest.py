@@ -177,7 +177,9 @@ def _mark(stamp: object) -> int:
         return STALE
     parts = stamp.rsplit("|", 4)  # from the right: updated_at is the app's text, and may hold a "|"
     said = parts[-1].split(":", 1)[0]
-    return mark(parts[0], int(said)) if len(parts) == 5 and said.isdigit() else STALE
+    if len(parts) != 5 or not said.isdigit():
+        return STALE
+    return mark(parts[0], parts[3] != "-1", int(said))  # a formatted text's length, or -1 for none
 
 
 def _fits(row: tuple[Any, ...], dims: int) -> bool:
