@@ -86,9 +86,18 @@ def test_a_model_cut_short_under_the_server_is_searched_by_words_not_an_error(
     assert near is not None
     assert said["used"] is True
     assert near.closest([["budget for the campaign", "the new head of development"]]) == [1]
+    segments: list[tuple[int, int | None, int | None, str | None, str | None]] = [
+        (0, 0, 4000, "Ana", "budget for the campaign"),
+        (1, 4000, 9000, "Ben", "the new head of development"),
+    ]
+    edited = ("Sync", "", segments)
+    again = near.again(stores.LEAD, edited)  # a transcript edited since the index: scored as it reads now
+    assert again is not None
+    assert again.score >= nearest.FLOOR
     with open(copy / "model.safetensors", "r+b") as f:
         f.truncate(1024)  # the header and a few rows: every word below reads past it
     assert near.closest([["budget for the campaign", "the new head of development"]]) == [0]
+    assert near.again(stores.LEAD, edited) is None  # it can be neither: it is left out
     near, said = search._nearest(db, "new head of development", 5)
     assert near is None
     assert said["used"] is False

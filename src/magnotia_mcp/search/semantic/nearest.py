@@ -253,7 +253,10 @@ class Searcher:
             if not pieces:
                 return None
             # Rounded as the index would hold them, and scored as it scores its own: the scores it would give.
-            scales, rows = quantized(self.model.embed([p.text for p in pieces]))
+            try:
+                scales, rows = quantized(self.model.embed([p.text for p in pieces]))
+            except ModelError:  # the model's file changed under the server: neither what it was nor what it is
+                return None
             scores = scoring.exact(rows, scales, np.arange(len(pieces), dtype=np.int64), query)
             titled = int(pieces[0].kind == TITLE)
             windows = [
