@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from magnotia_mcp.search.semantic import indexfile, nearest
+from magnotia_mcp.search.semantic import indexfile, loaded, nearest
 from magnotia_mcp.tools import search
 from tests.semantic import stores
 from tests.semantic.conftest import Index
@@ -35,9 +35,9 @@ def test_a_search_during_a_load_goes_by_words_and_the_next_uses_the_index(
         return real(store, stamp)
 
     monkeypatch.setattr(nearest, "_load", held)
-    with pytest.raises(nearest.Unavailable, match="still loading"):
+    with pytest.raises(loaded.Unavailable, match="still loading"):
         nearest.searcher(db, wait=0)
-    with pytest.raises(nearest.Unavailable, match="still loading"):
+    with pytest.raises(loaded.Unavailable, match="still loading"):
         nearest.searcher(db, wait=0)  # the same load, not a second one
     assert loads == [db]
     release.set()
@@ -68,7 +68,7 @@ def test_a_row_whose_arrays_do_not_fit_is_never_trusted(
     with conn:
         assert conn.execute(damage, (stores.LEAD_DE,)).rowcount == 1
     conn.close()
-    with pytest.raises(nearest.Unavailable, match="damaged"):
+    with pytest.raises(loaded.Unavailable, match="damaged"):
         nearest.searcher(db, wait=60)
 
 

@@ -153,8 +153,9 @@ def _nearest(path: Path, text: str, limit: int) -> tuple[Near | None, dict[str, 
     for name in _BLAS_THREADS:
         os.environ.setdefault(name, "1")
     try:
+        from magnotia_mcp.search.semantic.loaded import Unavailable
         from magnotia_mcp.search.semantic.model import ModelError
-        from magnotia_mcp.search.semantic.nearest import Unavailable, searcher
+        from magnotia_mcp.search.semantic.nearest import searcher
     except ImportError as exc:
         why = (
             f"this store has a semantic index, but the semantic extra is not installed ({exc.name} is missing): "

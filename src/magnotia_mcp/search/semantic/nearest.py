@@ -9,18 +9,18 @@ thread, never on the event loop.
 from __future__ import annotations
 
 import threading
-from array import array
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
 from magnotia_mcp.search.semantic import indexfile, scoring
 from magnotia_mcp.search.semantic.build import quantized
-from magnotia_mcp.search.semantic.chunks import SPOKEN, TEXT, TITLE, chunks, segment
-from magnotia_mcp.search.semantic.found import STALE, Chunk, Found, Near, mark
+from magnotia_mcp.search.semantic.chunks import TEXT, TITLE, chunks, segment
+from magnotia_mcp.search.semantic.found import Chunk, Found, Near
+from magnotia_mcp.search.semantic.loaded import Loaded, Unavailable, read
 from magnotia_mcp.search.semantic.model import ModelError, StaticModel, fingerprint
 
 if TYPE_CHECKING:
@@ -29,72 +29,6 @@ if TYPE_CHECKING:
 # Below this cosine a chunk is not taken as a match at all: nearest neighbours always exist, and
 # without a floor a query about nothing in the store would still "find" its least unrelated chunks.
 FLOOR = 0.3
-DAMAGED = "the semantic index is damaged (arrays of the wrong size); run `magnotia-mcp index`"
-
-
-class Unavailable(Exception):
-    """The index cannot be used now: the message says why and what to do (the search goes on by words)."""
-
-
-class Loaded:
-    """One index in memory: every window's int8 row and scale, grouped by transcript, and the segments it spans.
-
-    Read row by row into arrays sized first (``_load``): the memory is the vectors' own bytes and a few
-    bytes a window, never the file's rows and a joined copy of them at once.
-    """
-
-    def __init__(self, path: Path, stamp: tuple[object, ...], meta: dict[str, str], windows: int) -> None:
-        self.path = path
-        self.stamp = stamp
-        self.meta = meta
-        self.dims = int(meta.get("dims", "0"))
-        self.complete = meta.get("complete") == "1"
-        self.covered = int(meta.get("covered", "0"))
-        self.docs: list[str] = []
-        self.counts: list[int] = []
-        self.marks = array("q")  # each transcript's mark (found.mark) when it was embedded: 8 bytes, not an int's 32
-        self.kinds = np.empty(windows, dtype=np.uint8)
-        self.seqs = np.empty((windows, 2), dtype=np.int32)
-        self.scales = np.empty(windows, dtype=np.float32)
-        self.vectors = np.empty((windows, self.dims), dtype=np.int8)
-        self.starts = np.zeros(0, dtype=np.int64)
-        self.ends = np.zeros(0, dtype=np.int64)
-        self.filled = 0  # windows added so far
-
-    def add(self, row: tuple[Any, ...]) -> None:
-        """One transcript's windows, after those already added; raises Unavailable when its arrays do not fit."""
-        at = self.filled
-        if not _fits(row, self.dims) or at + row[1] > len(self.kinds):
-            raise Unavailable(DAMAGED)
-        doc, n, kinds, seqs, scales, vectors, stamp = row
-        self.kinds[at : at + n] = np.frombuffer(kinds, dtype=np.uint8)
-        self.seqs[at : at + n] = np.frombuffer(seqs, dtype=np.int32).reshape(n, 2)
-        self.scales[at : at + n] = np.frombuffer(scales, dtype=np.float32)
-        self.vectors[at : at + n] = np.frombuffer(vectors, dtype=np.int8).reshape(n, self.dims)
-        self.docs.append(str(doc))
-        self.counts.append(n)
-        self.marks.append(_mark(stamp))
-        self.filled = at + n
-
-    def done(self) -> Loaded:
-        """Every transcript added: where each one's windows start; raises Unavailable when some are missing."""
-        if self.filled != len(self.kinds):
-            raise Unavailable(DAMAGED)
-        counts = np.asarray(self.counts, dtype=np.int64)
-        self.starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64) if self.counts else counts
-        self.ends = np.cumsum(counts).astype(np.int64)
-        self.counts = []  # in starts and ends now
-        return self
-
-    def cite(self, i: int, lo: int, score: float) -> Chunk:
-        """Row i, of the transcript whose rows start at lo, as a chunk to cite with score."""
-        first, last = (int(v) for v in self.seqs[i])
-        kind = int(self.kinds[i])
-        # A text's pieces follow its title, if it has one (chunks.chunks): row i is piece i - lo, less the title.
-        piece = i - lo - int(self.kinds[lo] == TITLE) if kind == TEXT else None
-        if kind != SPOKEN or indexfile.NO_SEQ in (first, last):  # by its kind: a store's seq may be -1, or -3
-            return Chunk(score, kind, None, None, piece)
-        return Chunk(score, kind, first, last, piece)
 
 
 # Seconds a search waits for the load it started before it goes by words (the load goes on): a 10k-transcript
@@ -151,44 +85,10 @@ def _load(store: Path, stamp: tuple[object, ...]) -> Searcher:
         if dims <= 0:
             raise Unavailable("the semantic index is damaged (no width); run `magnotia-mcp index`")
         model = _load_model(meta)
-        conn.execute("BEGIN")  # one snapshot: the count, the sum and the rows agree
-        (covered,) = conn.execute("SELECT count(*) FROM docs").fetchone()
-        # The arrays are sized from the windows the rows claim, and only when their vectors' bytes say the same.
-        windows, held = conn.execute(
-            "SELECT coalesce(sum(chunks), 0), coalesce(sum(length(vectors)), 0) FROM docs WHERE chunks > 0"
-        ).fetchone()
-        if not isinstance(windows, int) or windows < 0 or held != windows * dims:
-            raise Unavailable(DAMAGED)
-        index = Loaded(path, stamp, {**meta, "covered": str(covered)}, windows)
-        for row in conn.execute(
-            "SELECT id, chunks, kinds, seqs, scales, vectors, stamp FROM docs WHERE chunks > 0 ORDER BY id"
-        ):
-            index.add(row)
-        conn.execute("COMMIT")
+        index = read(conn, path, stamp, meta, dims)
     finally:
         conn.close()
-    return Searcher(index.done(), model)
-
-
-def _mark(stamp: object) -> int:
-    """A transcript's mark (found.mark) from the stamp the index holds for it (build._STAMP:
-    ``updated_at|title|raw|formatted|segments:sizes``); STALE for one it cannot read."""
-    if not isinstance(stamp, str):
-        return STALE
-    parts = stamp.rsplit("|", 4)  # from the right: updated_at is the app's text, and may hold a "|"
-    said = parts[-1].split(":", 1)[0]
-    if len(parts) != 5 or not said.isdigit():
-        return STALE
-    return mark(parts[0], parts[3] != "-1", int(said))  # a formatted text's length, or -1 for none
-
-
-def _fits(row: tuple[Any, ...], dims: int) -> bool:
-    """A transcript's packed arrays hold exactly its windows' items (a damaged or foreign row does not)."""
-    _, n, kinds, seqs, scales, vectors, _ = row
-    blobs = (kinds, seqs, scales, vectors)
-    if not isinstance(n, int) or n <= 0 or not all(isinstance(b, bytes) for b in blobs):
-        return False
-    return (len(kinds), len(seqs), len(scales), len(vectors)) == (n, 8 * n, 4 * n, n * dims)
+    return Searcher(index, model)
 
 
 def _load_model(meta: dict[str, str]) -> StaticModel:
