@@ -198,6 +198,25 @@ def test_a_speaker_is_found_by_what_they_meant(store: Path, start_server: Start,
     assert ids(gone) == []
 
 
+def test_a_speaker_who_said_nothing_in_a_window_is_not_found_by_it(
+    tmp_path: Path, cache: Path, start_server: Start, launcher: Launcher
+) -> None:
+    """A blank segment of theirs (diarization leaves them: a cough, a pause) between two of someone else's holds no
+    word of the window that spans it: restricted to them, the window is not theirs, and nothing empty is cited."""
+    if launcher.kind == "frozen":
+        pytest.skip("the one-file build has no semantic extra")
+    b = StoreBuilder(tmp_path / "store" / "magnotia.db")
+    said = [("Ben", "We'll put less money into campaigns next quarter."), ("Ana", "\u3000 "), ("Ben", "Agreed.")]
+    meeting = b.transcript(title="Sync", source="meeting", segments=said)
+    db = b.close()
+    build_index(db)
+    server = started(start_server, db)
+    assert ids(search(server, query="advertising spending cuts", speaker="Ana")) == []
+    ben = search(server, query="advertising spending cuts", speaker="Ben")
+    assert ids(ben) == [meeting]
+    assert [(m["speaker"], m["seq"]) for m in ben["hits"][0]["moments"]] == [("Ben", 0)]
+
+
 def test_filters_and_the_trash_hold_for_meaning(store: Path, start_server: Start, launcher: Launcher) -> None:
     if launcher.kind == "frozen":
         pytest.skip("the one-file build has no semantic extra")

@@ -81,10 +81,17 @@ SPEAKER_LABELS = (
     "SELECT DISTINCT CAST(s.speaker AS BLOB) AS label FROM json_each(:ids) AS j"
     " CROSS JOIN segments AS s ON s.transcript_id = j.value WHERE s.speaker IS NOT NULL"
 )
+# Only segments with a word count: a window holds none of the blank ones (semantic.chunks drops them), so one
+# whose seqs merely span a blank segment of theirs is not theirs. Blank as Python's str.strip() has it: the
+# characters str.isspace() is true of (tests/unit/store/test_hits.py checks the list), trimmed by SQLite.
+BLANK = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
 SPEAKER_NEAR = (
     "SELECT s.transcript_id, s.seq FROM json_each(:ids) AS j CROSS JOIN segments AS s ON s.transcript_id = j.value"
     " JOIN transcripts AS t ON t.id = s.transcript_id"
-    " WHERE t.deleted_at IS NULL AND CAST(s.speaker AS BLOB) IN ({marks})"
+    " WHERE t.deleted_at IS NULL AND CAST(s.speaker AS BLOB) IN ({marks}) AND trim(s.text, :blank) <> ''"
 )
 # The segments the cited chunks of a page's hits span: (transcript id, seq) pairs, looked up one by one
 # in the (transcript_id, seq) index, for every hit in one query.
@@ -110,7 +117,7 @@ async def speaker_near(
     db: Reader, ids: list[str], speaker: str, fold_label: Callable[[str | None], str | None]
 ) -> dict[str, set[int]]:
     """By transcript id, among ids (those still live: ids passed the filters already), the seqs of the segments
-    one speaker said."""
+    with words that one speaker said."""
     found = await db.all(SPEAKER_LABELS, {"ids": json.dumps(ids)})
     # Decoded as the reader decodes text (a bad byte replaced), as magnotia_fold gets a label elsewhere.
     labels = [r["label"] for r in found if fold_label(r["label"].decode("utf-8", "replace")) == speaker]
@@ -118,7 +125,7 @@ async def speaker_near(
         return {}
     marks = {f"l{k}": label for k, label in enumerate(labels)}
     query = SPEAKER_NEAR.format(marks=",".join(":" + m for m in marks))
-    rows = await db.all(query, {**marks, "ids": json.dumps(ids)})
+    rows = await db.all(query, {**marks, "ids": json.dumps(ids), "blank": BLANK})
     said: dict[str, set[int]] = {}
     for r in rows:
         said.setdefault(r["transcript_id"], set()).add(r["seq"])
