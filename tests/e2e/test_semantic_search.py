@@ -206,7 +206,8 @@ def test_a_speaker_who_said_nothing_in_a_window_is_not_found_by_it(
     if launcher.kind == "frozen":
         pytest.skip("the one-file build has no semantic extra")
     b = StoreBuilder(tmp_path / "store" / "magnotia.db")
-    said = [("Ben", "We'll put less money into campaigns next quarter."), ("Ana", "\u3000 "), ("Ben", "Agreed.")]
+    said: list[tuple[str | None, str]] = [("Ben", "We'll put less money into campaigns next quarter.")]
+    said += [("Ana", "\u3000 "), ("Ben", "Agreed.")]
     meeting = b.transcript(title="Sync", source="meeting", segments=said)
     db = b.close()
     build_index(db)
