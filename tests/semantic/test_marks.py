@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from devkit.storefactory import StoreBuilder
 from magnotia_mcp.search.semantic import build, indexfile, nearest
 from magnotia_mcp.search.semantic.found import mark
-from magnotia_mcp.search.semantic.model import StaticModel, fingerprint
+from magnotia_mcp.search.semantic.model import StaticModel
 from magnotia_mcp.store.hits import NEAR_KEYS
 
 # updated_at as an app, or something else, may write it: a "|" (the stamp's separator), an empty text, a number
@@ -56,13 +56,7 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Iterator[Path]
 @pytest.fixture(scope="module")
 def model(model_dir: Path) -> tuple[StaticModel, dict[str, str]]:
     loaded = StaticModel.load(model_dir)
-    meta = {
-        "model_name": model_dir.name,
-        "model_path": str(model_dir),
-        "model_sha256": fingerprint(model_dir),
-        "dims": str(loaded.dims),
-    }
-    return loaded, meta
+    return loaded, build.describe(model_dir, loaded)
 
 
 def _write(db: Path, sql: str, *params: Any) -> None:

@@ -92,8 +92,8 @@ def run_index(db: str | None, *, model: str | None, drop: bool, download: bool =
         import tokenizers  # noqa: F401
     except ImportError as exc:
         return _fail(f"the semantic index needs the semantic extra ({exc.name} is missing): {EXTRA}")
-    from magnotia_mcp.search.semantic.build import update
-    from magnotia_mcp.search.semantic.model import ModelError, StaticModel, fingerprint
+    from magnotia_mcp.search.semantic.build import describe, update
+    from magnotia_mcp.search.semantic.model import ModelError, StaticModel
 
     if download and model:
         return _fail("--download-model fetches the model to use: pass it or --model DIR, not both")
@@ -119,12 +119,7 @@ def run_index(db: str | None, *, model: str | None, drop: bool, download: bool =
         )
     try:
         loaded = StaticModel.load(folder)
-        meta = {
-            "model_name": folder.name,
-            "model_path": str(folder),
-            "model_sha256": fingerprint(folder),
-            "dims": str(loaded.dims),
-        }
+        meta = describe(folder, loaded)
     except (ModelError, OSError) as exc:
         return _fail(str(exc))
     print(f"indexing {store} with the model {folder} into {indexfile.location(store)}", file=sys.stderr)

@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 
 from magnotia_mcp.search.semantic import indexfile
 from magnotia_mcp.search.semantic.chunks import Segment, chunks, segment
-from magnotia_mcp.search.semantic.model import StaticModel
+from magnotia_mcp.search.semantic.model import StaticModel, fingerprint
 from magnotia_mcp.store.hits import EMBEDDED_TEXT
 from magnotia_mcp.store.opening import open_readonly
 from magnotia_mcp.store.opening import stamp as store_stamp
@@ -57,6 +57,16 @@ def quantized(vectors: NDArray[np.float32]) -> tuple[NDArray[np.float32], NDArra
     peaks = np.abs(vectors).max(axis=1) if len(vectors) else np.zeros(0, np.float32)
     scales = np.where(peaks > 0, peaks / 127.0, 1.0).astype(np.float32)
     return scales, np.round(vectors / scales[:, None]).astype(np.int8)
+
+
+def describe(folder: Path, model: StaticModel) -> dict[str, str]:
+    """What an index records of the model it is built with (``update``'s meta): name, folder, sha256, width."""
+    return {
+        "model_name": folder.name,
+        "model_path": str(folder),
+        "model_sha256": fingerprint(folder),
+        "dims": str(model.dims),
+    }
 
 
 def _open_index(store: Path, meta: dict[str, str], report: Report, rebuild: bool) -> sqlite3.Connection:
