@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from devkit import relevance
+from magnotia_mcp.search.semantic import found as found_module
 from magnotia_mcp.search.semantic import nearest, scoring
 from magnotia_mcp.tools import search
 from tests.semantic import stores
@@ -107,6 +108,45 @@ def test_simd_scores_are_within_the_bound_and_the_answers_are_numpys(
         ]
         # Every score answered is scoring.exact's, whichever scored first.
         assert [s for _, s, _ in ours] == [s for _, s, _ in theirs]
+
+
+@pytest.mark.parametrize(("simd", "rows_per_block"), [(True, 1 << 16), (True, 7), (False, 7)])
+def test_answers_are_those_of_scoring_every_window_exactly(
+    index: Index, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, simd: bool, rows_per_block: int
+) -> None:
+    """Only the windows the rounding leaves in doubt are scored exactly (nearest._settle, _cited), yet every judged
+    query gets what scoring every window exactly gives: the same transcripts, in the same order, with the same
+    scores, and each with the same windows at the floor or above, in the same order (the few it cites, and all)."""
+    db = relevance.build_store(tmp_path / "app" / "magnotia.db", fts=True)
+    assert index(db, "--model", str(model_dir)).returncode == 0
+    found = nearest.searcher(db, wait=60)
+    loaded = found.index
+    if not simd:
+        monkeypatch.setattr(scoring, "simd", None)
+    monkeypatch.setattr(scoring, "ROWS", rows_per_block)
+    monkeypatch.setattr(scoring, "BLOCK_BYTES", 4 * loaded.dims * rows_per_block)
+    every = np.arange(len(loaded.vectors), dtype=np.int64)
+    texts = [q.text for q in (*relevance.QUERIES, *relevance.MEANING_QUERIES)]
+    doubted = 0  # transcripts whose best window by rounded scores is not their best exactly
+    for text, query in zip(texts, found.model.embed(texts), strict=True):
+        exact = scoring.exact(loaded.vectors, loaded.scales, every, query)
+        spans = list(zip(loaded.starts.tolist(), loaded.ends.tolist(), strict=True))
+        windows = []
+        for lo, hi in spans:
+            order = sorted(range(lo, hi), key=lambda i: -exact[i])  # sorted() is stable: the lower row first
+            windows.append([loaded.cite(i, lo, float(exact[i])) for i in order if exact[i] >= nearest.FLOOR])
+        bests = [float(exact[lo:hi].max()) for lo, hi in spans]
+        rounded = scoring.best(loaded.vectors, loaded.scales, every, query)[0]
+        doubted += sum(int(np.argmax(rounded[lo:hi])) != int(np.argmax(exact[lo:hi])) for lo, hi in spans)
+        for limit in (1, 5, 10, len(spans)):
+            want = [(loaded.docs[d], bests[d], windows[d]) for d in reference(bests, limit)]
+            hits = found.near(text, limit).found
+            # The CITED a hit shows are picked first, on their own (a speaker's search asks for all of them).
+            assert [f.chunks for f in hits] == [w[: found_module.CITED] for _, _, w in want], (text, limit)
+            assert [(f.doc, f.score, f.windows) for f in hits] == want, (text, limit)
+    # SimSIMD's rounding put another window of some transcripts first: the windows in doubt were needed. (numpy's
+    # float32 sums are off by far less, and moved none here.)
+    assert (doubted > 0) == simd
 
 
 @pytest.mark.skipif(sys.version_info >= (3, 12), reason="None is immortal from Python 3.12: its count never falls")

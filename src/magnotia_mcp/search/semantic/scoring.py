@@ -46,27 +46,14 @@ def best(
     out = np.full(len(starts), -np.inf, dtype=np.float32)
     count = len(vectors)
     dims = vectors.shape[1] if vectors.ndim == 2 else 0
-    library = simd
-    quantized = _quantized(query) if library is not None and count else None
+    quantized = _quantized(query) if simd is not None and count else None
     rows = ROWS if quantized is not None else max(1, BLOCK_BYTES // (4 * max(1, dims)))
     size = min(rows, count)
     found = np.empty(size, dtype=np.float32)
     wide = np.empty((size, dims), dtype=np.float32) if quantized is None else None
     for lo in range(0, count, rows):
         hi = min(count, lo + rows)
-        scores: NDArray[np.float32]
-        if library is None or quantized is None:
-            assert wide is not None
-            scores = found[: hi - lo]
-            np.copyto(wide[: hi - lo], vectors[lo:hi], casting="unsafe")
-            np.dot(wide[: hi - lo], query, out=scores)
-        else:
-            # Integer sums, exact: |sum| < 2**24 up to 1,040 dims, so float32 holds them. Not into out=: simsimd
-            # 6.5.16 then returns None without a reference of its own, and on Python < 3.12 every call takes one
-            # of None's: the real server aborted ("deallocating None") after 12,318 searches here.
-            pair = library.cdist(quantized[0][None, :], vectors[lo:hi], metric="dot", out_dtype="float32")
-            scores = np.asarray(pair)[0]
-        scores *= scales[lo:hi]
+        scores = _scored(vectors[lo:hi], scales[lo:hi], query, quantized, found, wide)
         first = int(np.searchsorted(starts, lo, side="right")) - 1  # the group row lo is in
         last = int(np.searchsorted(starts, hi))  # the groups that start before hi end at last
         at = starts[first:last] - lo
@@ -76,6 +63,53 @@ def best(
         return out, _rounding(dims)
     out /= quantized[1]
     return out, _bound(query, quantized) + _rounding(dims)
+
+
+def rough(
+    vectors: NDArray[np.int8], scales: NDArray[np.float32], rows: NDArray[np.int64], query: NDArray[np.float32]
+) -> NDArray[np.float32]:
+    """The given rows' scores as ``best`` scores them, one by one: within the slack ``best`` says of ``exact``'s.
+
+    For a few rows (those of the transcripts near the query), where ``exact`` of them all would cost several
+    times as much: nearest._settle rescores only those these leave in doubt.
+    """
+    quantized = _quantized(query) if simd is not None and len(rows) else None
+    out = np.empty(len(rows), dtype=np.float32)
+    dims = vectors.shape[1] if vectors.ndim == 2 else 0
+    step = ROWS if quantized is not None else max(1, BLOCK_BYTES // (4 * max(1, dims)))
+    wide = np.empty((min(step, len(rows)), dims), dtype=np.float32) if quantized is None else None
+    for lo in range(0, len(rows), step):
+        some, into = rows[lo : lo + step], out[lo : lo + step]
+        into[:] = _scored(vectors[some], scales[some], query, quantized, into, wide)
+    if quantized is not None:
+        out /= quantized[1]
+    return out
+
+
+def _scored(
+    rows: NDArray[np.int8],
+    scales: NDArray[np.float32],
+    query: NDArray[np.float32],
+    quantized: tuple[NDArray[np.int8], float] | None,
+    into: NDArray[np.float32],
+    wide: NDArray[np.float32] | None,
+) -> NDArray[np.float32]:
+    """rows' scores, scaled: float32 BLAS into ``into`` (rows widened in ``wide``), or SimSIMD's int8 sums (still
+    to be divided by the query's step) in an array of its own."""
+    scores: NDArray[np.float32]
+    if simd is None or quantized is None:
+        assert wide is not None
+        scores = into[: len(rows)]
+        np.copyto(wide[: len(rows)], rows, casting="unsafe")
+        np.dot(wide[: len(rows)], query, out=scores)
+    else:
+        # Integer sums, exact: |sum| < 2**24 up to 1,040 dims, so float32 holds them. Not into out=: simsimd
+        # 6.5.16 then returns None without a reference of its own, and on Python < 3.12 every call takes one
+        # of None's: the real server aborted ("deallocating None") after 12,318 searches here.
+        pair = simd.cdist(quantized[0][None, :], rows, metric="dot", out_dtype="float32")
+        scores = np.asarray(pair)[0]
+    scores *= scales
+    return scores
 
 
 def exact(
