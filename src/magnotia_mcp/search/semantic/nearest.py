@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -182,21 +182,51 @@ class Searcher:
         if not query.any():
             return []
         best, slack = scoring.best(index.vectors, index.scales, index.starts, query)
-        among, rough, offsets = _settle(index, query, best, slack, limit)
-        answered = _top(best[among], limit)
-        cited = _cited(index, query, [(int(among[k]), int(offsets[k])) for k in answered], rough, slack)
+        settled = _settle(index, query, best, slack, limit)
+        near = settled.near
         return [
-            Found(index.docs[among[k]], float(best[among[k]]), cited[i], index.marks[among[k]])
-            for i, k in enumerate(answered)
+            Found(index.docs[near[k]], float(best[near[k]]), settled.cited(k), index.marks[near[k]])
+            for k in _top(best[near], limit)
         ]
 
 
-def _settle(
-    index: Loaded, query: NDArray[np.float32], best: NDArray[np.float32], slack: float, limit: int
-) -> tuple[NDArray[np.intp], NDArray[np.float32], NDArray[np.int64]]:
-    """Put in best the exact best (scoring.exact) of each transcript that scores off by slack could reorder. Their
-    indexes, ascending (the only transcripts _top then needs to look at), and their windows' scores as best gave
-    them (scoring.rough), one transcript after another, and where each one's start.
+class _Settled(NamedTuple):
+    """The transcripts _settle rescored, and what it scored of their windows, one transcript after another."""
+
+    loaded: Loaded
+    query: NDArray[np.float32]
+    slack: float
+    near: NDArray[np.intp]  # the transcripts, ascending
+    offsets: NDArray[np.int64]  # where each one's windows start in rough
+    rough: NDArray[np.float32]  # all their windows, scored as best scored them (scoring.rough)
+    rows: NDArray[np.int64]  # those in doubt (_in_doubt), and their exact scores
+    exact: NDArray[np.float32]
+    bounds: NDArray[np.int64]  # where each one's start in rows
+
+    def cited(self, k: int) -> Callable[[int | None], list[Chunk]]:
+        """The k-th transcript's windows at FLOOR or above, exactly scored, best first: pick(n) the first n,
+        pick(None) all. Its CITED best are among the windows in doubt, scored already; all of them (a speaker's
+        search asks, on a worker thread) are those at FLOOR - slack or above here, scored when first asked."""
+        index, lo = self.loaded, int(self.loaded.starts[self.near[k]])
+        own, mine = self.rows[self.bounds[k] : self.bounds[k + 1]], self.exact[self.bounds[k] : self.bounds[k + 1]]
+        whole = False
+
+        def pick(most: int | None) -> list[Chunk]:
+            nonlocal own, mine, whole
+            if (most is None or most > CITED) and not whole:
+                at = int(self.offsets[k])
+                mine_rough = self.rough[at : at + int(index.ends[self.near[k]]) - lo]
+                own = lo + np.flatnonzero(mine_rough >= FLOOR - self.slack)
+                mine, whole = scoring.exact(index.vectors, index.scales, own, self.query), True
+            order = np.argsort(-mine, kind="stable")[:most]  # equals in the order of their rows, as among all
+            return [index.cite(int(own[i]), lo, float(mine[i])) for i in order[mine[order] >= FLOOR]]
+
+        return pick
+
+
+def _settle(index: Loaded, query: NDArray[np.float32], best: NDArray[np.float32], slack: float, limit: int) -> _Settled:
+    """Put in best the exact best (scoring.exact) of each transcript that scores off by slack could reorder; those
+    transcripts (the only ones _top then needs to look at), and their windows scored.
 
     Which transcripts, with kth the limit-th best here: at least limit transcripts are at least kth here, so at
     least kth - slack exactly. One among the limit nearest by exact scores is thus at least kth - slack and at
@@ -204,93 +234,42 @@ def _settle(
     rescored is below kth - 2 slack here (under all the limit nearest) or below FLOOR - slack (under FLOOR).
     So _top picks what it would from exact scores, and every score a search answers with is exact.
 
-    Which of their windows: a transcript's exactly best window w is within 2 slack of its best here, since
-    rough(w) >= exact(w) - slack >= exact(b) - slack >= rough(b) - 2 slack for its best window here, b. Only those
-    are scored exactly: 3% of the windows at the median of the bench's 10k searches, not all of them.
+    Which of their windows: those that may be among its CITED best exactly (_in_doubt), its best among them. At
+    the median of the bench's 10k searches, a few hundred of the 14k windows of the transcripts rescored.
     """
     kth = float(np.partition(best, len(best) - limit)[len(best) - limit]) if limit < len(best) else -np.inf
     near = np.flatnonzero(best >= max(kth - 2 * slack, FLOOR - slack))
-    if not near.size:
-        return near, np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
     firsts = index.starts[near]
     counts = index.ends[near] - firsts
     offsets = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
     windows = np.repeat(firsts - offsets, counts) + np.arange(int(counts.sum()))
     rough = scoring.rough(index.vectors, index.scales, windows, query)
-    doubt = rough >= np.repeat(np.maximum.reduceat(rough, offsets) - 2 * slack, counts)
+    doubt = _in_doubt(rough, offsets, counts, CITED, slack)
+    rows = windows[doubt]
+    exact = scoring.exact(index.vectors, index.scales, rows, query)
     # Each transcript keeps at least its best window here, and its rows stay in order: reduceat by their counts.
-    kept = np.add.reduceat(doubt, offsets)
-    at = np.concatenate(([0], np.cumsum(kept)[:-1])).astype(np.int64)
-    best[near] = np.maximum.reduceat(scoring.exact(index.vectors, index.scales, windows[doubt], query), at)
-    return near, rough, offsets
-
-
-def _cited(
-    index: Loaded,
-    query: NDArray[np.float32],
-    docs: list[tuple[int, int]],
-    rough: NDArray[np.float32],
-    slack: float,
-) -> list[Callable[[int | None], list[Chunk]]]:
-    """For each transcript answered (docs: its index, and where its windows' scores start in rough, as _settle
-    gave them), its windows at FLOOR or above, exactly scored, best first: pick(n) the first n, pick(None) all.
-
-    Only the windows the rounding leaves in doubt are scored exactly: for the CITED a hit shows (_in_doubt), of
-    every transcript answered at once, here on the worker thread (a hit's chunks are picked on the event loop);
-    for all of them at FLOOR or above (a speaker's search, on a worker thread too) when first asked.
-    """
-    if not docs:
-        return []
-    los = np.array([index.starts[d] for d, _ in docs], dtype=np.int64)
-    counts = np.array([index.ends[d] for d, _ in docs], dtype=np.int64) - los
-    ats = np.array([at for _, at in docs], dtype=np.int64)
-    offsets = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
-    within = np.arange(int(counts.sum())) - np.repeat(offsets, counts)  # each window's place in its transcript
-    part = rough[np.repeat(ats, counts) + within]
-    doubt = _in_doubt(part, offsets, counts, CITED, slack)
-    rows = (np.repeat(los, counts) + within)[doubt]
-    scores = scoring.exact(index.vectors, index.scales, rows, query)
-    bounds = np.concatenate(([0], np.cumsum(np.add.reduceat(doubt, offsets))))
-
-    def cited(k: int) -> Callable[[int | None], list[Chunk]]:
-        lo, hi = int(los[k]), int(los[k] + counts[k])
-        own, mine = rows[bounds[k] : bounds[k + 1]], scores[bounds[k] : bounds[k + 1]]
-        whole = False  # own: all its windows that may be at FLOOR exactly
-
-        def pick(most: int | None) -> list[Chunk]:
-            nonlocal own, mine, whole
-            if (most is None or most > CITED) and not whole:
-                mine_rough = rough[int(ats[k]) : int(ats[k]) + hi - lo]
-                own = lo + np.flatnonzero(mine_rough >= FLOOR - slack)
-                mine, whole = scoring.exact(index.vectors, index.scales, own, query), True
-            order = np.argsort(-mine, kind="stable")[:most]  # equals in the order of their rows, as among all
-            return [index.cite(int(own[i]), lo, float(mine[i])) for i in order[mine[order] >= FLOOR]]
-
-        return pick
-
-    return [cited(k) for k in range(len(docs))]
+    bounds = np.concatenate(([0], np.cumsum(np.add.reduceat(doubt, offsets)) if near.size else [])).astype(np.int64)
+    if near.size:
+        best[near] = np.maximum.reduceat(exact, bounds[:-1])
+    return _Settled(index, query, slack, near, offsets, rough, rows, exact, bounds)
 
 
 def _in_doubt(
     rough: NDArray[np.float32], offsets: NDArray[np.int64], counts: NDArray[np.int64], most: int, slack: float
 ) -> NDArray[np.bool_]:
     """Which windows, scored roughly (within slack; transcript k's from offsets[k], counts[k] of them), may be
-    among their transcript's most best exactly at FLOOR or above. One at FLOOR exactly is at FLOOR - slack here.
-    One under its transcript's most-th best here, r, by more than 2 slack is under r - slack exactly, where most
-    windows are at least: it is not among the most best.
+    among their transcript's most best exactly: all those within 2 slack of its most-th best here, r. One under
+    r - 2 slack here is under r - slack exactly, where at least most windows are: it is not among the most best.
+    (Its best exactly is among them too: at least the best here less 2 slack, so at least r - 2 slack here.)
 
-    The most-th best of every transcript at once: most - 1 times, each transcript's best (its first, on ties) is
-    set aside (a transcript with fewer windows ends at -inf: all of its windows are in doubt).
+    Every transcript's most-th best at once: most - 1 times, each one's best here is set aside, ties and all, so r
+    may come out lower than it is (more windows in doubt, never fewer); one with too few windows ends at -inf.
     """
     group = np.repeat(np.arange(len(counts)), counts)
     left = rough.copy()
     for _ in range(most - 1):
-        top = np.maximum.reduceat(left, offsets)
-        at = np.flatnonzero(left == top[group])
-        _, first = np.unique(group[at], return_index=True)
-        left[at[first]] = -np.inf
-    floor = np.maximum(np.maximum.reduceat(left, offsets) - 2 * slack, FLOOR - slack)
-    return rough >= floor[group]
+        left[left == np.maximum.reduceat(left, offsets)[group]] = -np.inf
+    return rough >= (np.maximum.reduceat(left, offsets) - 2 * slack)[group]
 
 
 def _top(best: NDArray[np.float32], limit: int) -> list[int]:
