@@ -234,8 +234,8 @@ def _settle(index: Loaded, query: NDArray[np.float32], best: NDArray[np.float32]
     rescored is below kth - 2 slack here (under all the limit nearest) or below FLOOR - slack (under FLOOR).
     So _top picks what it would from exact scores, and every score a search answers with is exact.
 
-    Which of their windows: those that may be among its CITED best exactly (_in_doubt), its best among them. At
-    the median of the bench's 10k searches, a few hundred of the 14k windows of the transcripts rescored.
+    Which of their windows: those that may be among its CITED best exactly (_in_doubt), its best among them. Over
+    the bench's 10k searches, 219 of 14k windows at the median, 1.1k of 33k at p90.
     """
     kth = float(np.partition(best, len(best) - limit)[len(best) - limit]) if limit < len(best) else -np.inf
     near = np.flatnonzero(best >= max(kth - 2 * slack, FLOOR - slack))
