@@ -218,6 +218,26 @@ def test_a_speaker_who_said_nothing_in_a_window_is_not_found_by_it(
     assert [(m["speaker"], m["seq"]) for m in ben["hits"][0]["moments"]] == [("Ben", 0)]
 
 
+def test_a_question_near_nothing_in_the_store_is_answered(
+    tmp_path: Path, cache: Path, start_server: Start, launcher: Launcher
+) -> None:
+    """When no transcript is near enough in meaning (every cosine under the floor), the index answers nothing and the
+    search goes on: no internal error, no hit (none shares a word either), and it says the index took part."""
+    if launcher.kind == "frozen":
+        pytest.skip("the one-file build has no semantic extra")
+    b = StoreBuilder(tmp_path / "store" / "magnotia.db")
+    b.transcript(title="Sync", source="meeting", segments=[("Ben", PASSAGE), ("Ana", "Agreed.")])
+    db = b.close()
+    build_index(db)
+    server = started(start_server, db)
+    for query in ("Jupiter moons", "xylophone"):
+        for limit in (1, 10):  # under and over the store's one transcript: both ways of cutting the ranking
+            result = search(server, query=query, limit=limit)
+            assert result["semantic"]["used"] is True, result
+            assert result["hits"] == [], result
+    assert ids(search(server, query="advertising spending cuts", limit=1))  # the same index finds by meaning
+
+
 def test_filters_and_the_trash_hold_for_meaning(store: Path, start_server: Start, launcher: Launcher) -> None:
     if launcher.kind == "frozen":
         pytest.skip("the one-file build has no semantic extra")

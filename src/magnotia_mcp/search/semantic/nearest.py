@@ -239,6 +239,9 @@ def _settle(index: Loaded, query: NDArray[np.float32], best: NDArray[np.float32]
     """
     kth = float(np.partition(best, len(best) - limit)[len(best) - limit]) if limit < len(best) else -np.inf
     near = np.flatnonzero(best >= max(kth - 2 * slack, FLOOR - slack))
+    if not near.size:  # nothing reaches the floor (and offsets below would be [0], for no transcript)
+        none = np.zeros(0, dtype=np.int64)
+        return _Settled(index, query, slack, near, none, np.zeros(0, dtype=np.float32), none, best[:0], none)
     firsts = index.starts[near]
     counts = index.ends[near] - firsts
     offsets = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
@@ -248,9 +251,8 @@ def _settle(index: Loaded, query: NDArray[np.float32], best: NDArray[np.float32]
     rows = windows[doubt]
     exact = scoring.exact(index.vectors, index.scales, rows, query)
     # Each transcript keeps at least its best window here, and its rows stay in order: reduceat by their counts.
-    bounds = np.concatenate(([0], np.cumsum(np.add.reduceat(doubt, offsets)) if near.size else [])).astype(np.int64)
-    if near.size:
-        best[near] = np.maximum.reduceat(exact, bounds[:-1])
+    bounds = np.concatenate(([0], np.cumsum(np.add.reduceat(doubt, offsets)))).astype(np.int64)
+    best[near] = np.maximum.reduceat(exact, bounds[:-1])
     return _Settled(index, query, slack, near, offsets, rough, rows, exact, bounds)
 
 
