@@ -4,8 +4,9 @@ The index holds each window as int8 and a scale (build.quantized). numpy cannot 
 without SimSIMD a block of rows at a time is widened into float32 and multiplied by BLAS. SimSIMD
 (``simsimd``, the semantic extra's, where it has a wheel) multiplies int8 by int8 in SIMD (AVX-512 VNNI,
 AVX2, NEON): the query is rounded to int8 too, so ``best`` is off by at most ``error(query)``. The search
-asks ``best`` for every transcript, then ``exact`` for the windows of the transcripts that bound could
-reorder (nearest._settle), so it answers what exact scores would.
+asks ``best`` for every transcript, ``rough`` (the same scores, window by window) for the windows of the
+transcripts that bound could reorder, and ``exact`` for those of them it leaves in doubt (nearest._settle), so
+it answers what exact scores would.
 
 Blocks of rows, not the whole index at once: a block's scores (256 KiB) stay in cache while they are scaled
 and reduced to each transcript's best, and no array of every window's score is made (4.1M windows at 100k:
