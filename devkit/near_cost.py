@@ -13,16 +13,14 @@ Run by hand, never by the tests.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import statistics
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from devkit.prefilter_recall import SIZES, queries
+from devkit.prefilter_recall import bench_searches
 from magnotia_mcp.search.semantic import nearest, scoring
 
 ROUNDS = 3
@@ -42,13 +40,7 @@ def _timed(times: dict[str, list[float]], name: str, function: Callable[..., Any
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", choices=sorted(SIZES), default="10k")
-    parser.add_argument("--cache-dir", type=Path, default=Path("/work/benchcache"), help="the bench's store folder")
-    parser.add_argument("--queries", type=int, default=103)
-    args = parser.parse_args()
-    store, texts = queries(SIZES[args.size], args.cache_dir, args.queries)
-    found = nearest.searcher(store, wait=3600)
+    found, texts = bench_searches(__doc__.splitlines()[0])
     times: dict[str, list[float]] = defaultdict(list)
     scoring.best = _timed(times, "scoring.best", scoring.best)
     nearest._settle = _timed(times, "nearest._settle", nearest._settle)

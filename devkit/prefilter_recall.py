@@ -59,14 +59,20 @@ def axes(
     return mean.astype(np.float32), vectors[:, order].astype(np.float32), np.cumsum(energy[order]) / energy.sum()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def bench_searches(description: str) -> tuple[nearest.Searcher, list[str]]:
+    """From the command line (--size, --cache-dir, --queries): the bench's store's index and model, loaded, and the
+    texts of its relevance searches. Shared by the devkit scripts that measure the index on the bench's store."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--size", choices=sorted(SIZES), default="10k")
     parser.add_argument("--cache-dir", type=Path, default=Path("/work/benchcache"), help="the bench's store folder")
     parser.add_argument("--queries", type=int, default=103)
     args = parser.parse_args()
     store, texts = queries(SIZES[args.size], args.cache_dir, args.queries)
-    found = nearest.searcher(store, wait=3600)
+    return nearest.searcher(store, wait=3600), texts
+
+
+def main() -> None:
+    found, texts = bench_searches(__doc__.splitlines()[0])
     index = found.index
     scale = index.scales[:, None]
     scoring.simd = None  # numpy's scores, exact up to float32, as the reference the prefixes are judged by
