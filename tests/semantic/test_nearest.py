@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from numpy.typing import NDArray
 
 from devkit import relevance
 from magnotia_mcp.search.semantic import found as found_module
@@ -151,6 +154,74 @@ def test_answers_are_those_of_scoring_every_window_exactly(
     # float32 sums are off by far less, and moved none here.)
     assert (doubted > 0) == simd
     assert empty >= 4  # the question near nothing, at each limit
+
+
+@pytest.mark.parametrize("simd", [True, False])
+@pytest.mark.parametrize("parts", [1, 2, 3, 4])
+def test_threads_sharing_the_scan_find_what_one_finds(
+    index: Index, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parts: int, simd: bool
+) -> None:
+    """Up to PARTS threads score a search's windows, each its own rows, cut where a transcript starts: each window is
+    scored once, by the caller and helper threads, and every transcript's best is what one thread finds."""
+    db = relevance.build_store(tmp_path / "app" / "magnotia.db", fts=True)
+    assert index(db, "--model", str(model_dir)).returncode == 0
+    found = nearest.searcher(db, wait=60)
+    loaded = found.index
+    if not simd:
+        monkeypatch.setattr(scoring, "simd", None)
+    monkeypatch.setattr(scoring, "ROWS", 7)
+    monkeypatch.setattr(scoring, "BLOCK_BYTES", 4 * loaded.dims * 7)
+    texts = [q.text for q in relevance.MEANING_QUERIES]
+    queries = found.model.embed(texts)
+    monkeypatch.setattr(scoring, "PARTS", 1)
+    alone = [scoring.best(loaded.vectors, loaded.scales, loaded.starts, q) for q in queries]
+    monkeypatch.setattr(scoring, "PARTS", parts)
+    shares = scoring._parts(loaded.starts, len(loaded.vectors), 7)
+    assert len(shares) == parts  # the judged store has enough transcripts for four cuts
+    scorer = scoring._scored
+    seen: list[tuple[str, int]] = []  # (thread, rows) of each block scored
+
+    def scored(rows: NDArray[np.int8], *rest: Any) -> NDArray[np.float32]:
+        seen.append((threading.current_thread().name, len(rows)))
+        return scorer(rows, *rest)
+
+    monkeypatch.setattr(scoring, "_scored", scored)
+    for query, (bests, bound) in zip(queries, alone, strict=True):
+        seen.clear()
+        shared, said = scoring.best(loaded.vectors, loaded.scales, loaded.starts, query)
+        assert said == bound
+        if simd:  # integer sums, scaled row by row: the same bits whoever scores them
+            np.testing.assert_array_equal(shared, bests)
+        else:  # BLAS's float32 sums of a row may round their last bit otherwise at another place in a block
+            np.testing.assert_allclose(shared, bests, rtol=1e-6, atol=1e-6)
+        assert sum(rows for _, rows in seen) == len(loaded.vectors)
+        helpers = {name for name, _ in seen if name.startswith("magnotia-score")}
+        assert bool(helpers) == (parts > 1)
+        assert threading.current_thread().name in {name for name, _ in seen}
+
+
+@given(
+    # A group's size: a transcript's windows.
+    sizes=st.lists(st.integers(min_value=1, max_value=40), min_size=1, max_size=60),
+    rows=st.integers(min_value=1, max_value=50),
+    parts=st.integers(min_value=1, max_value=4),
+)
+def test_shares_cover_every_row_once_and_cut_only_where_a_group_starts(sizes: list[int], rows: int, parts: int) -> None:
+    starts = np.cumsum([0, *sizes[:-1]], dtype=np.int64)
+    count = sum(sizes)
+    old = scoring.PARTS
+    scoring.PARTS = parts
+    try:
+        shares = scoring._parts(starts, count, rows)
+    finally:
+        scoring.PARTS = old
+    assert 1 <= len(shares) <= min(parts, -(-count // rows))
+    assert (shares[0][0], shares[0][2]) == (0, 0)  # rows and groups from the first
+    assert (shares[-1][1], shares[-1][3]) == (count, len(starts))  # to the last
+    for (lo, hi, g, h), after in zip(shares, [*shares[1:], None], strict=True):
+        assert (lo < hi, g < h, int(starts[g])) == (True, True, lo)  # not empty, cut where a group starts
+        if after is not None:
+            assert (after[0], after[2]) == (hi, h)  # the next share goes on where this one ends
 
 
 @pytest.mark.skipif(sys.version_info >= (3, 12), reason="None is immortal from Python 3.12: its count never falls")

@@ -11,10 +11,17 @@ it answers what exact scores would.
 Blocks of rows, not the whole index at once: a block's scores (256 KiB) stay in cache while they are scaled
 and reduced to each transcript's best, and no array of every window's score is made (4.1M windows at 100k:
 16.5 MB, written and read three times a search).
+
+Shares of the rows, one per thread (``PARTS``): SimSIMD's kernel costs ~5.5 ns a row whether the row comes from
+memory or from cache (a call per row), so it is bound by the cores, not by memory, and a second core halves it.
+Each share is cut where a transcript starts, so no two threads fold into one transcript's best.
 """
 
 from __future__ import annotations
 
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from types import ModuleType
 
 import numpy as np
@@ -35,6 +42,30 @@ ROWS = 1 << 16  # rows SimSIMD scores at a time: their scores are 256 KiB
 BLOCK_BYTES = 8 << 20  # without it, rows widened at a time: as many as make 8 MiB of float32 (32,768 at 64 dims)
 
 
+def _cores() -> int:
+    """The CPUs this process may run on (what os.process_cpu_count, Python 3.13+, says)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+# Threads that score one search's windows, ours and helpers: SimSIMD's and BLAS's calls let go of the GIL, and at
+# 100k (4.1M windows) the scan alone is 28 ms of a core. Not more than MOST: the search by words runs beside it.
+MOST = 4
+PARTS = min(MOST, _cores())
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _helpers() -> ThreadPoolExecutor:
+    """The helper threads, started when a search first needs them (none in a server without an index)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=MOST - 1, thread_name_prefix="magnotia-score")
+        return _pool
+
+
 def best(
     vectors: NDArray[np.int8], scales: NDArray[np.float32], starts: NDArray[np.int64], query: NDArray[np.float32]
 ) -> tuple[NDArray[np.float32], float]:
@@ -49,9 +80,47 @@ def best(
     dims = vectors.shape[1] if vectors.ndim == 2 else 0
     quantized = _quantized(query) if simd is not None and count else None
     rows = ROWS if quantized is not None else max(1, BLOCK_BYTES // (4 * max(1, dims)))
+    first, *others = _parts(starts, count, rows)
+    later = [
+        _helpers().submit(_fold, vectors[lo:hi], scales[lo:hi], starts[g:h] - lo, query, quantized, rows, out[g:h])
+        for lo, hi, g, h in others
+    ]
+    lo, hi, g, h = first
+    _fold(vectors[lo:hi], scales[lo:hi], starts[g:h], query, quantized, rows, out[g:h])
+    for part in later:
+        part.result()
+    if quantized is None:
+        return out, _rounding(dims)
+    out /= quantized[1]
+    return out, _bound(query, quantized) + _rounding(dims)
+
+
+def _parts(starts: NDArray[np.int64], count: int, rows: int) -> list[tuple[int, int, int, int]]:
+    """Rows lo:hi and groups g:h of each thread's share: up to PARTS shares of about equal rows and at least a block
+    each, cut where a group starts, so that no two threads fold into one group's best."""
+    shares = min(PARTS, -(-count // rows))
+    wanted = np.arange(1, shares, dtype=np.int64) * count // max(1, shares)
+    groups = [0, *sorted({int(g) for g in np.searchsorted(starts, wanted) if 0 < g < len(starts)}), len(starts)]
+    cuts = [int(starts[g]) if g < len(starts) else count for g in groups]
+    return [(cuts[i], cuts[i + 1], groups[i], groups[i + 1]) for i in range(len(groups) - 1)]
+
+
+def _fold(
+    vectors: NDArray[np.int8],
+    scales: NDArray[np.float32],
+    starts: NDArray[np.int64],
+    query: NDArray[np.float32],
+    quantized: tuple[NDArray[np.int8], float] | None,
+    rows: int,
+    out: NDArray[np.float32],
+) -> None:
+    """Fold the scores of vectors, a block of rows at a time, into out: the best of each group (starts[0] is 0)."""
+    count = len(vectors)
     size = min(rows, count)
     found = np.empty(size, dtype=np.float32)
-    wide = np.empty((size, dims), dtype=np.float32) if quantized is None else None
+    wide = (
+        np.empty((size, vectors.shape[1] if vectors.ndim == 2 else 0), dtype=np.float32) if quantized is None else None
+    )
     for lo in range(0, count, rows):
         hi = min(count, lo + rows)
         scores = _scored(vectors[lo:hi], scales[lo:hi], query, quantized, found, wide)
@@ -60,10 +129,6 @@ def best(
         at = starts[first:last] - lo
         at[0] = 0
         np.maximum(out[first:last], np.maximum.reduceat(scores, at), out=out[first:last])
-    if quantized is None:
-        return out, _rounding(dims)
-    out /= quantized[1]
-    return out, _bound(query, quantized) + _rounding(dims)
 
 
 def rough(
