@@ -1,0 +1,64 @@
+"""The bench's hybrid-against-words comparison, on an index already built: no `index` from nothing first.
+
+``benchmarks/meaning.py`` (part of ``nox -s bench``) indexes the store from nothing before it compares, 6 minutes
+at 100k. To compare two commits' searches, build the index once and run this against each checkout (with that
+checkout's ``src`` on PYTHONPATH: the servers are ``python -m magnotia_mcp`` of the same interpreter)::
+
+    MAGNOTIA_MCP_CACHE_DIR=DIR magnotia-mcp index --db <the bench's store> --model <model folder>
+    PYTHONPATH=src python -m devkit.hybrid_vs_words --size 100k --cache-dir <the bench's store folder> --index DIR
+
+The store is read whole first: the page cache may have dropped it since the last run (on these machines, DAMON's
+reclaim does within minutes), and a search that reads the disk measures the disk. Prints each server's p50 and peak
+RSS and the ratio of the p50s, as the bench does. Run by hand, never by the tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sqlite3
+import sys
+import tempfile
+from pathlib import Path
+
+from devkit.prefilter_recall import BENCH, SIZES
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", choices=sorted(SIZES), default="10k")
+    parser.add_argument("--cache-dir", type=Path, default=Path("/work/benchcache"), help="the bench's store folder")
+    parser.add_argument("--index", type=Path, required=True, help="a cache folder holding the store's index")
+    parser.add_argument("--calls", type=int, default=100)
+    args = parser.parse_args()
+    sys.path.insert(0, str(BENCH))  # benchmarks/ is not a package: its modules import each other by name
+    import generate  # noqa: PLC0415
+    from meaning import WARM_UP, interleaved, searches  # noqa: PLC0415
+    from workload import build_workload, store_facts  # noqa: PLC0415
+
+    size = SIZES[args.size]
+    store = generate.ensure_store(size, directory=args.cache_dir)
+    rng = random.Random(f"1:{size}")  # the bench's seed: the same searches
+    con = sqlite3.connect(f"file:{store.path}?mode=ro", uri=True)
+    facts = store_facts(con, rng, 400)
+    con.close()
+    calls = searches(build_workload(facts, store.meta, args.calls, rng), args.calls + WARM_UP)
+    for path in (Path(store.path), *sorted((args.index / "index").glob("*.sqlite3"))):
+        with path.open("rb") as whole:
+            while whole.read(1 << 24):
+                pass
+    with tempfile.TemporaryDirectory(prefix="magnotia-words-") as empty:
+        envs = {
+            "hybrid": {**os.environ, "MAGNOTIA_MCP_CACHE_DIR": str(args.index)},
+            "words": {**os.environ, "MAGNOTIA_MCP_CACHE_DIR": empty},
+        }
+        out = interleaved([sys.executable, "-m", "magnotia_mcp"], Path(store.path), envs, calls, 120.0)
+    p50 = {label: out[label]["search_ms"]["p50"] for label in envs}
+    for label in envs:
+        print(f"{label:6s} p50 {p50[label]:6.2f} ms  peak RSS {out[label]['peak_rss_mib']:.0f} MiB")
+    print(f"hybrid / words: {p50['hybrid'] / p50['words']:.2f}x  failures: {out['failures'][:3]}")
+
+
+if __name__ == "__main__":
+    main()
