@@ -11,6 +11,8 @@ semantic extra) the same store gets words only, and says why.
 
 from __future__ import annotations
 
+import os
+import random
 import sqlite3
 import subprocess
 import sys
@@ -23,7 +25,7 @@ import pytest
 import static_model
 
 from devkit.storefactory import StoreBuilder, ts
-from magnotia_mcp.search.semantic import indexfile
+from magnotia_mcp.search.semantic import indexfile, nearest, scoring
 from tests.semantic import stores
 from tests.support.checked import checked_result
 from tests.support.protocol import MODERN
@@ -34,6 +36,11 @@ Start = Callable[..., ServerProcess]
 PASSAGE = "On marketing: we'll put less money into campaigns next quarter. Fine by me, the last campaigns brought few."
 
 pytestmark = pytest.mark.transports("stdio", "http")
+# Words the generated meetings of test_a_scan_shared_between_threads_answers_as_one_thread_does are drawn from.
+TOPIC_WORDS = """budget campaign customer export bug hiring plan office lease march engineering lead january release
+design review invoice supplier shipping delay roadmap quarter marketing sales team onboarding training server outage
+database migration security audit contract renewal travel conference feedback survey"""
+TOPICS = TOPIC_WORDS.split()
 
 
 @pytest.fixture
@@ -236,6 +243,48 @@ def test_a_question_near_nothing_in_the_store_is_answered(
             assert result["semantic"]["used"] is True, result
             assert result["hits"] == [], result
     assert ids(search(server, query="advertising spending cuts", limit=1))  # the same index finds by meaning
+
+
+@pytest.mark.transports("stdio")  # what is checked is the index's scan: the same over HTTP
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="holds a server to one CPU: Linux's affinity")
+def test_a_scan_shared_between_threads_answers_as_one_thread_does(
+    tmp_path: Path, cache: Path, start_server: Start, launcher: Launcher
+) -> None:
+    """An index of more windows than a block (71,500, over scoring.ROWS) is scored by a thread per CPU, up to
+    scoring.MOST; a server held to one CPU scores it alone. Both answer every search the same, to the byte."""
+    if launcher.kind == "frozen":
+        pytest.skip("the one-file build has no semantic extra")
+    cpus = os.sched_getaffinity(0)
+    if len(cpus) < 2:
+        pytest.skip("one CPU: the scan has no second thread to share it with")
+    draw = random.Random(0)
+    b = StoreBuilder(tmp_path / "store" / "magnotia.db")
+    for n in range(1_100):
+        b.transcript(
+            title=f"Meeting {n}",
+            source="meeting",
+            created_at=ts(n % 300),
+            segments=[(draw.choice(("Ana", "Ben")), " ".join(draw.choices(TOPICS, k=30))) for _ in range(65)],
+        )
+    db = b.close()
+    build_index(db)
+    loaded = nearest.searcher(db, wait=60).index
+    assert loaded is not None
+    # More than one block, so the server cuts shares (one per CPU, up to MOST) where transcripts start.
+    assert len(loaded.vectors) > scoring.ROWS
+    assert len(scoring._parts(loaded.starts, len(loaded.vectors), scoring.ROWS)) == min(scoring.MOST, len(cpus))
+    shared = started(start_server, db)
+    os.sched_setaffinity(0, {min(cpus)})  # the server started now inherits it: scoring.PARTS is 1 there
+    try:
+        alone = started(start_server, db)
+    finally:
+        os.sched_setaffinity(0, cpus)
+    assert os.sched_getaffinity(alone.proc.pid) == {min(cpus)}
+    assert os.sched_getaffinity(shared.proc.pid) == cpus
+    for query in ("who takes over as engineering lead", "delays from our suppliers", "a cheaper trip to the event"):
+        answers = [eventually(server, query, lambda r: r["semantic"]["used"]) for server in (shared, alone)]
+        assert answers[0] == answers[1], query
+        assert any(hit["matched_by"] != "words" for hit in answers[0]["hits"]), answers[0]
 
 
 def test_filters_and_the_trash_hold_for_meaning(store: Path, start_server: Start, launcher: Launcher) -> None:
