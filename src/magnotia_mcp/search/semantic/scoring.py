@@ -96,8 +96,8 @@ def best(
 
 
 def _parts(starts: NDArray[np.int64], count: int, rows: int) -> list[tuple[int, int, int, int]]:
-    """Rows lo:hi and groups g:h of each thread's share: up to PARTS shares of about equal rows and at least a block
-    each, cut where a group starts, so that no two threads fold into one group's best."""
+    """Rows lo:hi and groups g:h of each thread's share: up to PARTS shares of about equal rows, no more than there
+    are blocks, cut where a group starts, so that no two threads fold into one group's best."""
     shares = min(PARTS, -(-count // rows))
     wanted = np.arange(1, shares, dtype=np.int64) * count // max(1, shares)
     groups = [0, *sorted({int(g) for g in np.searchsorted(starts, wanted) if 0 < g < len(starts)}), len(starts)]
@@ -116,11 +116,10 @@ def _fold(
 ) -> None:
     """Fold the scores of vectors, a block of rows at a time, into out: the best of each group (starts[0] is 0)."""
     count = len(vectors)
+    dims = vectors.shape[1] if vectors.ndim == 2 else 0
     size = min(rows, count)
     found = np.empty(size, dtype=np.float32)
-    wide = (
-        np.empty((size, vectors.shape[1] if vectors.ndim == 2 else 0), dtype=np.float32) if quantized is None else None
-    )
+    wide = np.empty((size, dims), dtype=np.float32) if quantized is None else None
     for lo in range(0, count, rows):
         hi = min(count, lo + rows)
         scores = _scored(vectors[lo:hi], scales[lo:hi], query, quantized, found, wide)
