@@ -42,6 +42,21 @@ def test_asking_for_fewer_gives_the_first_of_the_whole_ranking(index: Index, mod
     assert cut >= len(texts)
 
 
+def _blockwise(
+    index: Index, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, simd: bool, rows: int
+) -> nearest.Searcher:
+    """The judged store's index, built and loaded, scored by SimSIMD (or numpy) a block of rows at a time."""
+    db = relevance.build_store(tmp_path / "app" / "magnotia.db", fts=True)
+    assert index(db, "--model", str(model_dir)).returncode == 0
+    found = nearest.searcher(db, wait=60)
+    assert scoring.simd is not None  # the extra installs it wherever it has a wheel: here
+    if not simd:
+        monkeypatch.setattr(scoring, "simd", None)
+    monkeypatch.setattr(scoring, "ROWS", rows)
+    monkeypatch.setattr(scoring, "BLOCK_BYTES", 4 * found.index.dims * rows)
+    return found
+
+
 @pytest.mark.parametrize("simd", [True, False])
 @pytest.mark.parametrize("rows_per_block", [1, 7, 1 << 20])
 def test_each_transcripts_best_is_its_best_cosine_whatever_the_block(
@@ -50,15 +65,8 @@ def test_each_transcripts_best_is_its_best_cosine_whatever_the_block(
     """Scored a block at a time (one row, a count that leaves a remainder and cuts transcripts, all at once),
     each window's score is its cosine, and each transcript's best is the best of its windows' cosines:
     numpy's to float32's rounding, SimSIMD's to within error(query)."""
-    db = relevance.build_store(tmp_path / "app" / "magnotia.db", fts=True)
-    assert index(db, "--model", str(model_dir)).returncode == 0
-    found = nearest.searcher(db, wait=60)
+    found = _blockwise(index, model_dir, tmp_path, monkeypatch, simd=simd, rows=rows_per_block)
     loaded = found.index
-    assert scoring.simd is not None  # the extra installs it wherever it has a wheel: here
-    if not simd:
-        monkeypatch.setattr(scoring, "simd", None)
-    monkeypatch.setattr(scoring, "ROWS", rows_per_block)
-    monkeypatch.setattr(scoring, "BLOCK_BYTES", 4 * loaded.dims * rows_per_block)
     windows = len(loaded.vectors)
     assert windows > 7  # more than one block of 7, and not a multiple of it
     assert windows % 7
@@ -120,14 +128,8 @@ def test_answers_are_those_of_scoring_every_window_exactly(
     """Only the windows the rounding leaves in doubt are scored exactly (nearest._settle, _cited), yet every judged
     query gets what scoring every window exactly gives: the same transcripts, in the same order, with the same
     scores, and each with the same windows at the floor or above, in the same order (the few it cites, and all)."""
-    db = relevance.build_store(tmp_path / "app" / "magnotia.db", fts=True)
-    assert index(db, "--model", str(model_dir)).returncode == 0
-    found = nearest.searcher(db, wait=60)
+    found = _blockwise(index, model_dir, tmp_path, monkeypatch, simd=simd, rows=rows_per_block)
     loaded = found.index
-    if not simd:
-        monkeypatch.setattr(scoring, "simd", None)
-    monkeypatch.setattr(scoring, "ROWS", rows_per_block)
-    monkeypatch.setattr(scoring, "BLOCK_BYTES", 4 * loaded.dims * rows_per_block)
     every = np.arange(len(loaded.vectors), dtype=np.int64)
     # And a question near nothing in the store (its best cosine is 0.27): no transcript reaches the floor.
     texts = [q.text for q in (*relevance.QUERIES, *relevance.MEANING_QUERIES)] + ["photosynthesis"]
@@ -163,14 +165,8 @@ def test_threads_sharing_the_scan_find_what_one_finds(
 ) -> None:
     """Up to PARTS threads score a search's windows, each its own rows, cut where a transcript starts: each window is
     scored once, by the caller and helper threads, and every transcript's best is what one thread finds."""
-    db = relevance.build_store(tmp_path / "app" / "magnotia.db", fts=True)
-    assert index(db, "--model", str(model_dir)).returncode == 0
-    found = nearest.searcher(db, wait=60)
+    found = _blockwise(index, model_dir, tmp_path, monkeypatch, simd=simd, rows=7)
     loaded = found.index
-    if not simd:
-        monkeypatch.setattr(scoring, "simd", None)
-    monkeypatch.setattr(scoring, "ROWS", 7)
-    monkeypatch.setattr(scoring, "BLOCK_BYTES", 4 * loaded.dims * 7)
     texts = [q.text for q in relevance.MEANING_QUERIES]
     queries = found.model.embed(texts)
     monkeypatch.setattr(scoring, "PARTS", 1)
