@@ -79,7 +79,7 @@ def best(
     count = len(vectors)
     dims = vectors.shape[1] if vectors.ndim == 2 else 0
     quantized = _quantized(query) if simd is not None and count else None
-    rows = ROWS if quantized is not None else max(1, BLOCK_BYTES // (4 * max(1, dims)))
+    rows = _block(quantized, dims)
     first, *others = _parts(starts, count, rows)
     later = [
         _helpers().submit(_fold, vectors[lo:hi], scales[lo:hi], starts[g:h] - lo, query, quantized, rows, out[g:h])
@@ -93,6 +93,11 @@ def best(
         return out, _rounding(dims)
     out /= quantized[1]
     return out, _bound(query, quantized) + _rounding(dims)
+
+
+def _block(quantized: tuple[NDArray[np.int8], float] | None, dims: int) -> int:
+    """Rows scored at a time: ROWS with SimSIMD, else as many as widen into BLOCK_BYTES of float32."""
+    return ROWS if quantized is not None else max(1, BLOCK_BYTES // (4 * max(1, dims)))
 
 
 def _parts(starts: NDArray[np.int64], count: int, rows: int) -> list[tuple[int, int, int, int]]:
@@ -141,7 +146,7 @@ def rough(
     quantized = _quantized(query) if simd is not None and len(rows) else None
     out = np.empty(len(rows), dtype=np.float32)
     dims = vectors.shape[1] if vectors.ndim == 2 else 0
-    step = ROWS if quantized is not None else max(1, BLOCK_BYTES // (4 * max(1, dims)))
+    step = _block(quantized, dims)
     wide = np.empty((min(step, len(rows)), dims), dtype=np.float32) if quantized is None else None
     for lo in range(0, len(rows), step):
         some, into = rows[lo : lo + step], out[lo : lo + step]
