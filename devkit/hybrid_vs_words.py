@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
-import sqlite3
 import sys
 import tempfile
 from pathlib import Path
 
-from devkit.prefilter_recall import BENCH, SIZES
+from devkit.prefilter_recall import BENCH, SIZES, bench_calls
 
 
 def main() -> None:
@@ -33,18 +31,10 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=100)
     args = parser.parse_args()
     sys.path.insert(0, str(BENCH))  # benchmarks/ is not a package: its modules import each other by name
-    import generate  # noqa: PLC0415
-    from meaning import WARM_UP, interleaved, searches  # noqa: PLC0415
-    from workload import build_workload, store_facts  # noqa: PLC0415
+    from meaning import WARM_UP, interleaved  # noqa: PLC0415
 
-    size = SIZES[args.size]
-    store = generate.ensure_store(size, directory=args.cache_dir)
-    rng = random.Random(f"1:{size}")  # the bench's seed: the same searches
-    con = sqlite3.connect(f"file:{store.path}?mode=ro", uri=True)
-    facts = store_facts(con, rng, 400)
-    con.close()
-    calls = searches(build_workload(facts, store.meta, args.calls, rng), args.calls + WARM_UP)
-    for path in (Path(store.path), *sorted((args.index / "index").glob("*.sqlite3"))):
+    store, calls = bench_calls(SIZES[args.size], args.cache_dir, args.calls + WARM_UP, workload=args.calls)
+    for path in (store, *sorted((args.index / "index").glob("*.sqlite3"))):
         with path.open("rb") as whole:
             while whole.read(1 << 24):
                 pass
@@ -53,7 +43,7 @@ def main() -> None:
             "hybrid": {**os.environ, "MAGNOTIA_MCP_CACHE_DIR": str(args.index)},
             "words": {**os.environ, "MAGNOTIA_MCP_CACHE_DIR": empty},
         }
-        out = interleaved([sys.executable, "-m", "magnotia_mcp"], Path(store.path), envs, calls, 120.0)
+        out = interleaved([sys.executable, "-m", "magnotia_mcp"], store, envs, calls, 120.0)
     p50 = {label: out[label]["search_ms"]["p50"] for label in envs}
     for label in envs:
         print(f"{label:6s} p50 {p50[label]:6.2f} ms  peak RSS {out[label]['peak_rss_mib']:.0f} MiB")

@@ -21,6 +21,7 @@ import random
 import sqlite3
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -31,8 +32,9 @@ BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 SIZES = {"1k": 1_000, "10k": 10_000, "100k": 100_000}
 
 
-def queries(size: int, cache: Path, count: int) -> tuple[Path, list[str]]:
-    """The bench's store of this size and the texts of its relevance searches (benchmarks/meaning.py's)."""
+def bench_calls(size: int, cache: Path, count: int, workload: int = 100) -> tuple[Path, list[dict[str, Any]]]:
+    """The bench's store of this size and the arguments of its first count relevance searches (benchmarks/meaning.py's),
+    drawn from a workload of that many calls, with the bench's seed."""
     # benchmarks/ is not a package: its modules import each other by name, so its folder goes on sys.path first.
     sys.path.insert(0, str(BENCH))
     import generate  # noqa: PLC0415
@@ -44,8 +46,13 @@ def queries(size: int, cache: Path, count: int) -> tuple[Path, list[str]]:
     con = sqlite3.connect(f"file:{store.path}?mode=ro", uri=True)
     facts = store_facts(con, rng, 400)
     con.close()
-    calls = searches(build_workload(facts, store.meta, 100, rng), count)
-    return Path(store.path), [str(call["query"]) for call in calls]
+    return Path(store.path), searches(build_workload(facts, store.meta, workload, rng), count)
+
+
+def queries(size: int, cache: Path, count: int) -> tuple[Path, list[str]]:
+    """The bench's store of this size and the texts of its relevance searches."""
+    store, calls = bench_calls(size, cache, count)
+    return store, [str(call["query"]) for call in calls]
 
 
 def axes(
