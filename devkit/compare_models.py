@@ -58,7 +58,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from devkit import relevance
-from magnotia_mcp.search.plan import search_page
+from magnotia_mcp.search.plan import NEAR, search_page
 from magnotia_mcp.search.querylang import parse
 from magnotia_mcp.search.semantic.build import quantized
 from magnotia_mcp.search.semantic.chunks import Segment, chunks
@@ -66,7 +66,7 @@ from magnotia_mcp.search.semantic.found import Found, Near
 from magnotia_mcp.search.semantic.model import StaticModel
 from magnotia_mcp.search.semantic.nearest import FLOOR
 from magnotia_mcp.store.pool import Store
-from magnotia_mcp.tools.search import MAX_HITS, NEAR
+from magnotia_mcp.tools.search import MAX_HITS
 
 ROOT = Path(__file__).resolve().parent.parent
 EMBEDDERS = ("static", "e5")

@@ -35,11 +35,12 @@ from devkit import compare_models as models
 from devkit import relevance
 from magnotia_mcp.search import fusion, plan
 from magnotia_mcp.search.fusion import MatchedBy
+from magnotia_mcp.search.plan import NEAR
 from magnotia_mcp.search.ranking import Candidate
 from magnotia_mcp.search.semantic.build import quantized
 from magnotia_mcp.search.semantic.found import Found
 from magnotia_mcp.search.semantic.nearest import FLOOR
-from magnotia_mcp.tools.search import MAX_HITS, NEAR
+from magnotia_mcp.tools.search import MAX_HITS
 
 Fuse = Callable[[list[Candidate], list[Candidate], int], tuple[list[Candidate], dict[str, MatchedBy]]]
 

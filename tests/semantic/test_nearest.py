@@ -158,6 +158,62 @@ def test_answers_are_those_of_scoring_every_window_exactly(
     assert empty >= 4  # the question near nothing, at each limit
 
 
+# GATHER 1: the windows of those asked about are gathered and scored (unless they are all); 2**40: every window is
+# scored, and the others set aside.
+@pytest.mark.parametrize(("simd", "gather"), [(True, 1), (False, 1), (True, 1 << 40), (False, 1 << 40)])
+def test_the_nearest_among_some_are_those_of_scoring_their_windows_exactly(
+    index: Index, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, simd: bool, gather: int
+) -> None:
+    """Near.among(ids, limit), a filtered search's second ask (plan._within): the nearest among those transcripts
+    only, as scoring every window exactly and keeping those gives: the same transcripts in order, with the same
+    scores and windows; ids the index does not hold are passed over; and more says whether it found all it asked."""
+    found = _blockwise(index, model_dir, tmp_path, monkeypatch, simd=simd, rows=7)
+    monkeypatch.setattr(scoring, "GATHER", gather)
+    gathered = 0  # searches that scored only the windows of those asked about
+    best_of = scoring._best_of
+
+    def counted(*args: Any) -> tuple[NDArray[np.float32], float]:
+        nonlocal gathered
+        gathered += 1
+        return best_of(*args)
+
+    monkeypatch.setattr(scoring, "_best_of", counted)
+    loaded = found.index
+    every = np.arange(len(loaded.vectors), dtype=np.int64)
+    spans = list(zip(loaded.starts.tolist(), loaded.ends.tolist(), strict=True))
+    docs = loaded.docs
+    asked = 0
+    for text in [q.text for q in relevance.MEANING_QUERIES]:
+        query = found.model.embed([text])[0]
+        exact = scoring.exact(loaded.vectors, loaded.scales, every, query)
+        bests = [float(exact[lo:hi].max()) for lo, hi in spans]
+        whole = reference(bests, len(docs))
+        assert len(whole) >= 4, text  # the judged query finds something to leave out
+        for ids in (
+            [docs[d] for d in whole[3:]],  # all but the three nearest
+            [docs[d] for d in range(0, len(docs), 3)] + ["not-a-transcript"],  # every third, and one not held
+            [docs[whole[-1]]],  # one
+        ):
+            held = {docs.index(d) for d in ids if d in docs}
+            kept = [b if d in held else -np.inf for d, b in enumerate(bests)]
+            for limit in (1, 3, len(docs)):
+                want = reference(kept, limit)
+                near = found.near(text, 1)
+                assert near.among is not None
+                got = near.among(ids, limit)
+                assert [(f.doc, f.score) for f in got.found] == [(docs[d], bests[d]) for d in want], (text, limit)
+                for f, d in zip(got.found, want, strict=True):
+                    lo, hi = spans[d]
+                    order = sorted(range(lo, hi), key=lambda i: -exact[i])
+                    assert f.windows == [
+                        loaded.cite(i, lo, float(exact[i])) for i in order if exact[i] >= nearest.FLOOR
+                    ]
+                assert got.more == (len(want) == limit)
+                asked += 1
+    assert asked >= 9 * len(relevance.MEANING_QUERIES)
+    assert (gathered > 0) == (gather == 1)
+
+
 @pytest.mark.parametrize("simd", [True, False])
 @pytest.mark.parametrize("parts", [1, 2, 3, 4])
 def test_threads_sharing_the_scan_find_what_one_finds(

@@ -110,6 +110,8 @@ async def search_page(
     nearest = await near() if near is not None and sort == "relevance" else None
     if nearest is not None:
         nearest, found = await _live(db, nearest, filt, limit if speaker is None else None)
+        if speaker is None:
+            nearest, found = await _within(db, nearest, found, filt, limit)
         spoken = None
         if speaker is not None:  # only what they said counts: the windows they spoke in, their segments cited
             spoken = await hit_rows.speaker_near(db, list(found), speaker_key(speaker), fold_label)
@@ -150,6 +152,29 @@ async def _live(db: Reader, near: Near, filt: Filters, enough: int | None) -> tu
     return near, found
 
 
+async def _within(
+    db: Reader, near: Near, found: dict[str, sqlite3.Row], filt: Filters, limit: int
+) -> tuple[Near, dict[str, sqlite3.Row]]:
+    """near and found, or, when the filters leave fewer than limit of the nearest overall and the index may hold more
+    that match (a month of three years' meetings), the nearest among the transcripts that pass them.
+
+    When at least limit of the nearest overall pass, their first limit are the nearest that pass: any other is
+    farther than all of them. Else the nearest overall may be anywhere but in the filter's range, and the index is
+    asked again, scoring only the windows of those that pass.
+    """
+    if near.among is None or not near.more or not any(filt.values()):
+        return near, found
+    if sum(f.doc in found for f in near.found) >= limit:
+        return near, found
+    ids = await hit_rows.passing(db, filt)
+    again = await asyncio.to_thread(near.among, ids, NEAR * limit)
+    return await _live(db, again, filt, limit)
+
+
+# The index is asked for 4 transcripts per hit a search may return: some are filtered out or trashed.
+NEAR = 4
+
+
 async def _fresh(db: Reader, near: Near, rows: dict[str, sqlite3.Row]) -> Near:
     """near, with those of rows edited since the index embedded them scored again as they read now (nearest first).
 
@@ -158,7 +183,7 @@ async def _fresh(db: Reader, near: Near, rows: dict[str, sqlite3.Row]) -> Near:
     passages that now say something else, or that are gone. Those are scored on what the store holds now, and
     left out when nothing of them is near enough any more. Only for the transcripts read, and only when edited.
     """
-    from magnotia_mcp.search.semantic.found import Near, mark  # noqa: PLC0415 - only once an index answered
+    from magnotia_mcp.search.semantic.found import mark  # noqa: PLC0415 - only once an index answered
 
     def edited(f: Found) -> bool:  # a mark of None: scored just now
         row = rows.get(f.doc)
@@ -178,13 +203,13 @@ async def _fresh(db: Reader, near: Near, rows: dict[str, sqlite3.Row]) -> Near:
     again = await asyncio.to_thread(lambda: {doc: near.again(doc, contents[doc]) for doc in stale if doc in contents})
     kept = [again.get(f.doc) if f.doc in stale else f for f in near.found]
     ordered = sorted((f for f in kept if f is not None), key=lambda f: -f.score)  # stable: equals keep their order
-    return Near(ordered, near.closest, near.again)
+    return near._replace(found=ordered)
 
 
 def _theirs(near: Near, spoken: dict[str, set[int]]) -> Near:
     """The transcripts found, each as near as its best window that one speaker spoke in (spoken: their seqs, by
     transcript), nearest first; those where they said nothing near the query are left out."""
-    from magnotia_mcp.search.semantic.found import Found, Near  # noqa: PLC0415 - only once an index answered
+    from magnotia_mcp.search.semantic.found import Found  # noqa: PLC0415 - only once an index answered
 
     kept = []
     for f in near.found:
@@ -195,7 +220,7 @@ def _theirs(near: Near, spoken: dict[str, set[int]]) -> Near:
         if windows:
             kept.append(Found(f.doc, windows[0].score, windows))
     kept.sort(key=lambda f: -f.score)  # stable: equals keep the index's order
-    return Near(kept, near.closest, near.again)
+    return near._replace(found=kept)
 
 
 def _spans_one(first: int | None, last: int | None, seqs: list[int]) -> bool:

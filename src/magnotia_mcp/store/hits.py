@@ -113,6 +113,19 @@ async def near(db: Reader, ids: list[str], filt: Filters) -> dict[str, sqlite3.R
     return {r["id"]: r for r in rows}
 
 
+# The live transcripts that pass a search's filters: a time range is found by transcripts_by_created, and each row
+# in it is read for deleted_at, which comes after the texts (at 100k: 15 ms for the newest 11%, 80 ms for a source
+# of 10% over all rows).
+PASSING = "SELECT t.id FROM transcripts AS t WHERE t.deleted_at IS NULL"
+
+
+async def passing(db: Reader, filt: Filters) -> list[str]:
+    """The ids of the live transcripts that pass the filters (a search by meaning's, when its nearest overall
+    hold too few that do)."""
+    rows = await db.all(PASSING + where(filt), filt)
+    return [r["id"] for r in rows]
+
+
 async def speaker_near(
     db: Reader, ids: list[str], speaker: str, fold_label: Callable[[str | None], str | None]
 ) -> dict[str, set[int]]:

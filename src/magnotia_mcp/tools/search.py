@@ -111,7 +111,6 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
 
 
 MAX_HITS = 50
-NEAR = 4  # the index is asked for 4 transcripts per hit a search may return: some are filtered out or trashed
 
 
 async def _meaning(
@@ -135,7 +134,10 @@ async def _meaning(
         return None, None
     import asyncio
 
-    # A filter may leave few of the nearest: then as many as a search may ever return are asked for, to filter.
+    from magnotia_mcp.search.plan import NEAR
+
+    # A filter may leave few of the nearest: then as many as a search may ever return are asked for, to filter
+    # (when even those leave too few, the plan asks again among the transcripts that pass: plan._within).
     filtered = any(k in args for k in ("since", "until", "source", "speaker"))
     return await asyncio.to_thread(_nearest, path, args["query"], NEAR * (MAX_HITS if filtered else limit))
 

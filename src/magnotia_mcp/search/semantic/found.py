@@ -5,7 +5,7 @@ Plain types, no numpy: the search's plan names them without loading the semantic
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -95,8 +95,14 @@ class Near(NamedTuple):
     closest(groups): for each group of texts (a window's segments), the index of the one nearest the query.
     again(doc, contents): the transcript scored as it reads now, not as the index embedded it: None when none
     of its chunks is near enough to match (a slow call: it embeds the whole transcript).
+    among(ids, limit): the same query's nearest limit among those transcripts only (a worker thread's call: it
+    scores their windows), for a filter that leaves too few of found.
+    more: whether the index may hold more transcripts near enough to match than found (it found all it was
+    asked for); when not, found is every one that matches.
     """
 
     found: list[Found]
     closest: Callable[[list[list[str]]], list[int]]
     again: Callable[[str, Contents], Found | None]
+    among: Callable[[Collection[str], int], Near] | None = None
+    more: bool = False

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import sqlite3
 from array import array
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from magnotia_mcp.search.semantic import indexfile
 from magnotia_mcp.search.semantic.chunks import SPOKEN, TEXT, TITLE
@@ -48,6 +50,7 @@ class Loaded:
         self.starts = np.zeros(0, dtype=np.int64)
         self.ends = np.zeros(0, dtype=np.int64)
         self.filled = 0  # windows added so far
+        self._at: dict[str, int] | None = None  # each doc's place in docs (positions)
 
     def add(self, row: tuple[Any, ...]) -> None:
         """One transcript's windows, after those already added; raises Unavailable when its arrays do not fit."""
@@ -73,6 +76,13 @@ class Loaded:
         self.ends = np.cumsum(counts).astype(np.int64)
         self.counts = []  # in starts and ends now
         return self
+
+    def positions(self, ids: Collection[str]) -> NDArray[np.intp]:
+        """Where the transcripts of ids are in docs, ascending; those the index does not hold are left out."""
+        at = self._at
+        if at is None:  # built by the first search that asks (a filtered one), then kept: ~6 MiB at 100k
+            at = self._at = {doc: k for k, doc in enumerate(self.docs)}
+        return np.array(sorted({at[d] for d in ids if d in at}), dtype=np.intp)
 
     def cite(self, i: int, lo: int, score: float) -> Chunk:
         """Row i, of the transcript whose rows start at lo, as a chunk to cite with score."""

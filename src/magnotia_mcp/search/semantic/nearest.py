@@ -9,7 +9,7 @@ thread, never on the event loop.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -172,16 +172,26 @@ class Searcher:
             ]
             return Found(doc, windows[0].score, windows) if windows else None
 
-        return Near(self._nearest(query, limit), closest, again)
+        def among(ids: Collection[str], most: int) -> Near:  # asked once a search: its answer has no among of its own
+            found = self._nearest(query, most, ids)
+            return Near(found, closest, again, None, len(found) >= most)
 
-    def _nearest(self, query: NDArray[np.float32], limit: int) -> list[Found]:
-        """Up to limit transcripts whose best chunk is at least FLOOR near the query, nearest first."""
+        found = self._nearest(query, limit)
+        return Near(found, closest, again, among, len(found) >= limit)
+
+    def _nearest(self, query: NDArray[np.float32], limit: int, among: Collection[str] | None = None) -> list[Found]:
+        """Up to limit transcripts whose best chunk is at least FLOOR near the query, nearest first: of all
+        transcripts, or of those of the ids in among."""
         index = self.index
         if not index.docs:
             return []
         if not query.any():
             return []
-        best, slack = scoring.best(index.vectors, index.scales, index.starts, query)
+        if among is None:
+            best, slack = scoring.best(index.vectors, index.scales, index.starts, query)
+        else:
+            picks = index.positions(among)
+            best, slack = scoring.best_among(index.vectors, index.scales, index.starts, index.ends, picks, query)
         settled = _settle(index, query, best, slack, limit)
         near = settled.near
         return [
