@@ -82,7 +82,8 @@ class Loaded:
         at = self._at
         if at is None:  # built by the first search that asks (a filtered one), then kept: ~6 MiB at 100k
             at = self._at = {doc: k for k, doc in enumerate(self.docs)}
-        return np.array(sorted({at[d] for d in ids if d in at}), dtype=np.intp)
+        found = np.array([at.get(d, -1) for d in ids], dtype=np.intp)
+        return np.unique(found[found >= 0])
 
     def cite(self, i: int, lo: int, score: float) -> Chunk:
         """Row i, of the transcript whose rows start at lo, as a chunk to cite with score."""

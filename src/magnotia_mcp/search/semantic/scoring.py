@@ -95,9 +95,10 @@ def best(
     return out, _bound(query, quantized) + _rounding(dims)
 
 
-# A search among some groups scores only their rows when they hold under a quarter of all: gathered, on one thread,
-# a row costs more than in a scan shared between threads.
-GATHER = 4
+# A search among some groups scores only their rows when they hold under a fifth of all. Gathered on one thread, a
+# row cost ~23 ns at 100k (the reads are scattered), against ~4.3 in a scan shared by two threads: even near a fifth
+# (at 100k, 13% of the rows: 12.2 ms gathered, 17.7 ms scanning all).
+GATHER = 5
 
 
 def best_among(
@@ -196,7 +197,8 @@ def rough(
     wide = np.empty((min(step, len(rows)), dims), dtype=np.float32) if quantized is None else None
     for lo in range(0, len(rows), step):
         some, into = rows[lo : lo + step], out[lo : lo + step]
-        into[:] = _scored(vectors[some], scales[some], query, quantized, into, wide)
+        # np.take, not vectors[some]: 4x faster at gathering rows (105k rows of 64: 0.27 against 1.1 ms).
+        into[:] = _scored(np.take(vectors, some, axis=0), scales[some], query, quantized, into, wide)
     if quantized is not None:
         out /= quantized[1]
     return out
@@ -239,7 +241,7 @@ def exact(
     step = max(1, BLOCK_BYTES // (8 * max(1, vectors.shape[1] if vectors.ndim == 2 else 0)))
     for lo in range(0, len(rows), step):
         some = rows[lo : lo + step]
-        sums: NDArray[np.float64] = vectors[some].astype(np.float64) @ wide
+        sums: NDArray[np.float64] = np.take(vectors, some, axis=0).astype(np.float64) @ wide
         sums *= scales[some]
         out[lo : lo + len(some)] = sums
     return out
