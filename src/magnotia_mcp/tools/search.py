@@ -248,9 +248,10 @@ SEARCH_TRANSCRIPTS = Tool(
     "a snippet (matches in **bold**), the terms it matched, and up to 3 moments (the best-matching "
     "segments, with time and speaker) to cite, or to read around with get_transcript(start_ms=...). "
     "sort=newest/oldest lists every transcript that has all the terms in time order instead. "
-    "speaker restricts the search to what one speaker said. Search matches words, not meanings: when it finds "
-    "nothing or only weak partial matches, the answer has a hint with the store's languages, its time span and "
-    "what to try next (other words, the meeting's language, a time filter).",
+    "speaker restricts the search to what one speaker said. Search matches words; where the user built a "
+    "semantic index (the answer's semantic says), it also finds by meaning (other words, other languages), each "
+    "hit saying matched_by. When it finds nothing or only weak partial matches, the answer has a hint with the "
+    "store's languages, its time span and what to try next (other words, the meeting's language, a time filter).",
     schema.arguments(
         {
             "query": {"type": "string", "minLength": 1, "maxLength": 500, "description": "What to look for."},
