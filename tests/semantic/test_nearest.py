@@ -193,6 +193,9 @@ def test_the_nearest_among_some_are_those_of_scoring_their_windows_exactly(
             [docs[d] for d in whole[3:]],  # all but the three nearest
             [docs[d] for d in range(0, len(docs), 3)] + ["not-a-transcript"],  # every third, and one not held
             [docs[whole[-1]]],  # one
+            [docs[whole[1]], docs[whole[1]], docs[whole[0]]],  # one twice, and the nearest
+            ["not-a-transcript"],  # none the index holds
+            [],
         ):
             held = {docs.index(d) for d in ids if d in docs}
             kept = [b if d in held else -np.inf for d, b in enumerate(bests)]

@@ -167,6 +167,8 @@ async def _within(
     if sum(f.doc in found for f in near.found) >= limit:
         return near, found
     ids = await hit_rows.passing(db, filt)
+    if not ids:  # no live transcript passes: nothing to score
+        return near._replace(found=[]), {}
     again = await asyncio.to_thread(near.among, ids, NEAR * limit)
     return await _live(db, again, filt, limit)
 

@@ -247,8 +247,9 @@ def _settle(index: Loaded, query: NDArray[np.float32], best: NDArray[np.float32]
     Which of their windows: those that may be among its CITED best exactly (_in_doubt), its best among them. Over
     the bench's 10k searches, 219 of 14k windows at the median, 1.1k of 33k at p90.
     """
-    # kth among those at FLOOR - slack or above only: it is the same when limit of them are, and else no bound
-    # but FLOOR's holds. numpy's partition slows ~10x on many equal values, as the -inf of a search among some.
+    # kth among those at FLOOR - slack or above only: near is the same set (when more than limit of them are, kth is
+    # too; else only FLOOR's bound counts). numpy's partition slows ~10x on many equal values: the -inf of a search
+    # among some.
     floor = FLOOR - slack
     above = best[best >= floor]
     kth = float(np.partition(above, len(above) - limit)[len(above) - limit]) if limit < len(above) else -np.inf
