@@ -17,7 +17,6 @@ than exact did, and the p50 time of the among call. Run by hand, never by the te
 
 from __future__ import annotations
 
-import argparse
 import sqlite3
 import statistics
 import time
@@ -25,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from devkit.prefilter_recall import SIZES, queries
+from devkit.prefilter_recall import bench_store
 from magnotia_mcp.search.semantic import nearest, scoring
 from magnotia_mcp.search.semantic.nearest import FLOOR
 
@@ -48,12 +47,7 @@ def _filters(store: Path) -> list[tuple[str, str, tuple[str, ...]]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--size", choices=sorted(SIZES), default="10k")
-    parser.add_argument("--cache-dir", type=Path, default=Path("/work/benchcache"), help="the bench's store folder")
-    parser.add_argument("--queries", type=int, default=103)
-    args = parser.parse_args()
-    store, texts = queries(SIZES[args.size], args.cache_dir, args.queries)
+    store, texts = bench_store(__doc__ or "")
     searcher = nearest.searcher(store, wait=3600)
     index = searcher.index
     con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)

@@ -66,15 +66,21 @@ def axes(
     return mean.astype(np.float32), vectors[:, order].astype(np.float32), np.cumsum(energy[order]) / energy.sum()
 
 
-def bench_searches(description: str) -> tuple[nearest.Searcher, list[str]]:
-    """From the command line (--size, --cache-dir, --queries): the bench's store's index and model, loaded, and the
-    texts of its relevance searches. Shared by the devkit scripts that measure the index on the bench's store."""
+def bench_store(description: str) -> tuple[Path, list[str]]:
+    """From the command line (--size, --cache-dir, --queries): the bench's store and the texts of its relevance
+    searches."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--size", choices=sorted(SIZES), default="10k")
     parser.add_argument("--cache-dir", type=Path, default=Path("/work/benchcache"), help="the bench's store folder")
     parser.add_argument("--queries", type=int, default=103)
     args = parser.parse_args()
-    store, texts = queries(SIZES[args.size], args.cache_dir, args.queries)
+    return queries(SIZES[args.size], args.cache_dir, args.queries)
+
+
+def bench_searches(description: str) -> tuple[nearest.Searcher, list[str]]:
+    """``bench_store``'s store's index and model, loaded, and the texts of its relevance searches. Shared by the
+    devkit scripts that measure the index on the bench's store."""
+    store, texts = bench_store(description)
     return nearest.searcher(store, wait=3600), texts
 
 
