@@ -257,10 +257,7 @@ def _settle(index: Loaded, query: NDArray[np.float32], best: NDArray[np.float32]
     if not near.size:  # nothing reaches the floor (and offsets below would be [0], for no transcript)
         none = np.zeros(0, dtype=np.int64)
         return _Settled(index, query, slack, near, none, np.zeros(0, dtype=np.float32), none, best[:0], none)
-    firsts = index.starts[near]
-    counts = index.ends[near] - firsts
-    offsets = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
-    windows = np.repeat(firsts - offsets, counts) + np.arange(int(counts.sum()))
+    windows, offsets, counts = scoring.rows_of(index.starts, index.ends, near)
     rough = scoring.rough(index.vectors, index.scales, windows, query)
     doubt = _in_doubt(rough, offsets, counts, CITED, slack)
     rows = windows[doubt]

@@ -111,35 +111,29 @@ def best_among(
 ) -> tuple[NDArray[np.float32], float]:
     """As ``best``, with every group but those of picks (ascending; group d is rows starts[d]:ends[d], none empty)
     at -inf. When those hold under 1/GATHER of the rows (a month of three years' meetings), only their rows are
-    scored (``_best_of``); else all are, as ``best`` scores them, and the others are set aside."""
-    firsts = starts[picks]
-    counts = ends[picks] - firsts
-    total = int(counts.sum())
+    scored, as ``rough`` scores them (a block at a time, on this thread); else all are, as ``best`` scores them, and
+    the others are set aside."""
     out = np.full(len(starts), -np.inf, dtype=np.float32)
-    if total * GATHER >= len(vectors):
+    if int((ends[picks] - starts[picks]).sum()) * GATHER >= len(vectors):
         every, slack = best(vectors, scales, starts, query)
         out[picks] = every[picks]
         return out, slack
-    if not total:
+    if not picks.size:
         return out, 0.0
+    rows, offsets, _ = rows_of(starts, ends, picks)
+    out[picks] = np.maximum.reduceat(rough(vectors, scales, rows, query), offsets)
+    return out, error(query) + _rounding(vectors.shape[1] if vectors.ndim == 2 else 0)
+
+
+def rows_of(
+    starts: NDArray[np.int64], ends: NDArray[np.int64], groups: NDArray[np.intp]
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """The rows of the given groups (group d: rows starts[d]:ends[d]), one group after another; where each group's
+    rows start among them; and how many each has."""
+    firsts = starts[groups]
+    counts = ends[groups] - firsts
     offsets = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
-    rows = np.repeat(firsts - offsets, counts) + np.arange(total)
-    out[picks], slack = _best_of(vectors, scales, rows, offsets, query)
-    return out, slack
-
-
-def _best_of(
-    vectors: NDArray[np.int8],
-    scales: NDArray[np.float32],
-    rows: NDArray[np.int64],
-    offsets: NDArray[np.int64],
-    query: NDArray[np.float32],
-) -> tuple[NDArray[np.float32], float]:
-    """As ``best``, for the given rows only, in groups: group k is rows[offsets[k]] up to the next offset (or the
-    end). Scored as ``rough`` scores them, a block at a time, on this thread."""
-    scores = rough(vectors, scales, rows, query)
-    dims = vectors.shape[1] if vectors.ndim == 2 else 0
-    return np.maximum.reduceat(scores, offsets), error(query) + _rounding(dims)
+    return np.repeat(firsts - offsets, counts) + np.arange(int(counts.sum())), offsets, counts
 
 
 def _block(quantized: tuple[NDArray[np.int8], float] | None, dims: int) -> int:
