@@ -7,5 +7,6 @@ semantic index is built or searched; the server without the extra never loads th
 * ``download``: the model `index --download-model` fetches, at a pinned revision, each file's sha256 checked;
 * ``chunks``: a transcript cut into the pieces that are embedded (segment windows with times and speakers, its title);
 * ``indexfile``: the index file in the user's cache folder, one per store, checked before it is trusted;
-* ``build``: the index brought up to date with the store (new, edited, trashed, purged), resumable.
+* ``build``: the index brought up to date with the store (new, edited, trashed, purged), resumable;
+* ``citing``: how a hit found by meaning says so, and the moments it cites (plain Python, as ``found``).
 """
