@@ -11,6 +11,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from devkit.storefactory import ts
@@ -242,6 +243,70 @@ def test_doctor_says_when_numpy_scores() -> None:
         "model_path": "/m",
         "path": "/i",
         "extra_installed": True,
+        "speakers_listed": True,
     }
     assert "scored by numpy" in semantic_line({**index, "simd_scoring": False})
     assert "scored by numpy" not in semantic_line({**index, "simd_scoring": True})
+
+
+def speakers(db: Path) -> dict[str, dict[str, list[int]]]:
+    """By transcript, who the store's index says spoke in it, and in which of its windows (their places)."""
+    conn = sqlite3.connect(indexfile.location(db))
+    try:
+        said: dict[str, dict[str, list[int]]] = {}
+        for speaker, doc, windows in conn.execute("SELECT speaker, doc, windows FROM speakers"):
+            said.setdefault(doc, {})[speaker] = np.frombuffer(windows, dtype=np.int32).tolist()
+        return said
+    finally:
+        conn.close()
+
+
+def test_who_spoke_where_is_listed_followed_and_given_to_an_index_written_before(
+    index: Index, model_dir: Path, tmp_path: Path
+) -> None:
+    """The index lists who spoke in each transcript (labels folded as a speaker filter compares them), for a search
+    restricted to a speaker (plan._spoken); edits and the trash are followed; an index written before it listed
+    speakers gets them from the next run, without embedding anything again."""
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    assert index(db, "--model", str(model_dir)).returncode == 0
+    # By window: the title is window 0; the planning meeting's two windows each hold a segment of Ana's and Ben's.
+    first = {
+        stores.BUDGET: {"ana": [1, 2], "ben": [1, 2]},
+        stores.LEAD: {"chloe": [1], "ana": [1]},
+        stores.BUDGET_PT: {"beatriz": [1]},
+        stores.LEAD_DE: {"jonas": [1]},
+    }  # EXPORT has no segments; TRASHED is not indexed
+    assert speakers(db) == first
+    conn = sqlite3.connect(db)
+    with conn:  # Chloé's words given to Dana, a label in odd case and spacing; Beatriz's meeting trashed
+        conn.execute("UPDATE segments SET speaker = '  DANA ' WHERE transcript_id = ? AND seq = 0", (stores.LEAD,))
+        conn.execute("UPDATE transcripts SET updated_at = ? WHERE id = ?", (ts(11), stores.LEAD))
+        conn.execute("UPDATE transcripts SET deleted_at = ? WHERE id = ?", (ts(12), stores.BUDGET_PT))
+        add = "INSERT INTO segments (transcript_id, seq, start_ms, end_ms, speaker, text) VALUES (?, ?, 0, 1, ?, ?)"
+        conn.execute(add, (stores.LEAD, 5, "Ana", " ".join(["plan"] * 35)))  # a window of its own, and part of one
+        conn.execute(add, (stores.LEAD, 7, "Ben", "   "))  # no words: in no window
+        conn.execute(add, (stores.LEAD, 9, "  ", "x"))  # a blank label names nobody
+    conn.close()
+    done = index(db)
+    assert "(1 embedded, 3 already up to date, 1 removed" in done.stdout, done.stdout
+    now = {
+        stores.BUDGET: {"ana": [1, 2], "ben": [1, 2]},
+        stores.LEAD: {"dana": [1], "ana": [1, 2, 3]},
+        stores.LEAD_DE: {"jonas": [1]},
+    }
+    assert speakers(db) == now
+    # As an index written before this table was: no speakers, and its meta without their word.
+    conn = sqlite3.connect(indexfile.location(db))
+    with conn:
+        conn.execute("DROP TABLE speakers")
+        conn.execute("DELETE FROM meta WHERE key = 'speakers'")
+    conn.close()
+    assert indexfile.spoken(indexfile.location(db), "ana", 100) is None  # it cannot say: a search asks no more of it
+    said = "does not yet list who spoke where"
+    assert said in run_cli("doctor", "--db", str(db)).stdout
+    done = index(db)
+    assert done.returncode == 0, done.stderr
+    assert "(0 embedded, 4 already up to date, 0 removed" in done.stdout  # nothing embedded again
+    assert speakers(db) == now
+    assert said not in run_cli("doctor", "--db", str(db)).stdout
+    assert sorted(indexfile.spoken(indexfile.location(db), "ana", 100) or {}) == sorted([stores.BUDGET, stores.LEAD])

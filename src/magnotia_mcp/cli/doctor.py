@@ -124,6 +124,10 @@ def semantic_line(index: dict[str, Any]) -> str:
     line = f"{index['state']}, {covered}, {index['chunks']} chunks, model {index['model_path']}, in {index['path']}"
     if index["state"] == "partial":
         line += "; run magnotia-mcp index to finish it"
+    elif not index["speakers_listed"]:
+        line += (
+            "; it does not yet list who spoke where, so a speaker's search by meaning sees less: run magnotia-mcp index"
+        )
     if not index["extra_installed"]:
         line += (
             "; PROBLEM: the semantic extra is not installed, so search ignores it: pip install 'magnotia-mcp[semantic]'"

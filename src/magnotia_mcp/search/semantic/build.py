@@ -21,11 +21,13 @@ from numpy.typing import NDArray
 from magnotia_mcp.search.semantic import indexfile
 from magnotia_mcp.search.semantic.chunks import Segment, chunks, segment
 from magnotia_mcp.search.semantic.model import StaticModel, fingerprint
-from magnotia_mcp.store.hits import EMBEDDED_TEXT
+from magnotia_mcp.search.speakers import fold_label
+from magnotia_mcp.store.hits import BLANK, EMBEDDED_TEXT
 from magnotia_mcp.store.opening import open_readonly
 from magnotia_mcp.store.opening import stamp as store_stamp
 
 BATCH = 16  # transcripts per transaction: a meeting is ~100 chunks; an interrupt loses at most one batch
+LISTED = 500  # transcripts whose speakers an older index is given at a time (_list_speakers)
 
 # Everything the embedded text depends on: an edit changes updated_at, and a change that did not moves a size.
 _STAMP = """
@@ -95,8 +97,11 @@ def _open_index(store: Path, meta: dict[str, str], report: Report, rebuild: bool
     return conn
 
 
-def _contents(store: sqlite3.Connection, ids: Sequence[str]) -> list[tuple[str, str, str, str, str, list[Segment]]]:
-    """(id, stamp, created_at, title, text, segments) of the batch's live transcripts, in one snapshot."""
+def _contents(
+    store: sqlite3.Connection, ids: Sequence[str]
+) -> tuple[list[tuple[str, str, str, str, str, list[Segment]]], dict[str, dict[str, list[int]]]]:
+    """(id, stamp, created_at, title, text, segments) of the batch's live transcripts, and what each speaker said
+    in them (``_said``), in one snapshot."""
     marks = ",".join("?" * len(ids))
     store.execute("BEGIN")
     try:
@@ -113,9 +118,69 @@ def _contents(store: sqlite3.Connection, ids: Sequence[str]) -> list[tuple[str, 
             list(ids),
         ):
             said.setdefault(tid, []).append(segment(seq, start, end, speaker, text))
+        who = _said(store, f" AND transcript_id IN ({marks})", list(ids))
     finally:
         store.execute("COMMIT")
-    return [(r[0], r[1], r[2], r[3], r[4], said.get(r[0], [])) for r in rows]
+    return [(r[0], r[1], r[2], r[3], r[4], said.get(r[0], [])) for r in rows], who
+
+
+def _said(store: sqlite3.Connection, where: str = "", params: Sequence[str] = ()) -> dict[str, dict[str, list[int]]]:
+    """By transcript, by speaker (their label folded as a speaker filter compares it: speakers.fold_label of the
+    label as text, as store.hits.SPEAKER_LABELS reads it), the seqs of their segments with words, ascending."""
+    said: dict[str, dict[str, list[int]]] = {}
+    for tid, seq, label in store.execute(
+        "SELECT transcript_id, seq, CAST(speaker AS BLOB) FROM segments"
+        f" WHERE speaker IS NOT NULL AND trim(text, ?) <> ''{where} ORDER BY transcript_id, seq",
+        [BLANK, *params],
+    ):
+        key = fold_label(bytes(label).decode("utf-8", "replace"))
+        if key is not None and isinstance(seq, int):
+            said.setdefault(tid, {}).setdefault(key, []).append(seq)
+    return said
+
+
+def _spoken(seqs: NDArray[np.int32], said: dict[str, list[int]]) -> list[tuple[str, bytes]]:
+    """Each speaker's windows among a transcript's (seqs: the first and last segment each spans, as the index holds
+    them), as int32 places: those holding a segment of theirs with words, as a search restricted to them counts a
+    window (plan._theirs). A window that cites no segment (a title, text, a seq an int32 cannot hold) holds none."""
+    first, last = seqs[:, 0].astype(np.int64), seqs[:, 1].astype(np.int64)
+    spans = (first != indexfile.NO_SEQ) & (last != indexfile.NO_SEQ)
+    out = []
+    for key in sorted(said):
+        own = np.asarray(sorted(said[key]), dtype=np.int64)
+        at = np.searchsorted(own, first)
+        holds = spans & (at < len(own)) & (own[np.minimum(at, len(own) - 1)] <= last)
+        if holds.any():
+            out.append((key, np.flatnonzero(holds).astype(np.int32).tobytes()))
+    return out
+
+
+def _list_speakers(source: sqlite3.Connection, index: sqlite3.Connection, docs: Sequence[str]) -> None:
+    """Give an index written before it listed speakers (indexfile.SPEAKERS) those of every transcript in docs, from
+    the windows it holds: the store's segments read once, LISTED transcripts at a time (not every label and seq of
+    the store in memory at once), and nothing embedded (those edited since are embedded again after it, and listed
+    again then). In one transaction: an interrupted run leaves none listed, and the next lists them all."""
+    index.execute("BEGIN")
+    if index.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'speakers'").fetchone() is None:
+        index.execute(indexfile.SPEAKERS)
+    index.execute("DELETE FROM speakers")
+    for i in range(0, len(docs), LISTED):
+        some = list(docs[i : i + LISTED])
+        marks = ",".join("?" * len(some))
+        source.execute("BEGIN")
+        try:
+            said = _said(source, f" AND transcript_id IN ({marks})", some)
+        finally:
+            source.execute("COMMIT")
+        for doc, seqs in index.execute(f"SELECT id, seqs FROM docs WHERE chunks > 0 AND id IN ({marks})", some):
+            if doc in said and isinstance(seqs, bytes) and len(seqs) % 8 == 0:
+                pairs = np.frombuffer(seqs, dtype=np.int32).reshape(-1, 2)
+                index.executemany(
+                    "INSERT INTO speakers (speaker, doc, windows) VALUES (?, ?, ?)",
+                    ((key, doc, windows) for key, windows in _spoken(pairs, said[doc])),
+                )
+    index.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('speakers', '1')")
+    index.execute("COMMIT")
 
 
 def update(
@@ -147,6 +212,8 @@ def update(
         live = {row[0]: (row[1], row[2]) for row in source.execute(_LIVE)}
         report.live = len(live)
         indexed = dict(index.execute("SELECT id, stamp FROM docs").fetchall())
+        if index.execute("SELECT value FROM meta WHERE key = 'speakers'").fetchone() != ("1",):
+            _list_speakers(source, index, [doc for doc in indexed if doc in live])
         gone = [doc for doc in indexed if doc not in live]
         todo = sorted((doc for doc, (stamp, _) in live.items() if indexed.get(doc) != stamp), key=lambda d: live[d][1])
         todo.reverse()  # newest first: what a user asks about most is indexed first
@@ -159,6 +226,7 @@ def update(
         for i in range(0, len(gone), 500):
             marks = ",".join("?" * len(gone[i : i + 500]))
             index.execute(f"DELETE FROM docs WHERE id IN ({marks})", gone[i : i + 500])
+            index.execute(f"DELETE FROM speakers WHERE doc IN ({marks})", gone[i : i + 500])
         index.execute("COMMIT")
         report.removed = len(gone)
         shown = progress or (lambda _done, _total: None)
@@ -190,18 +258,22 @@ def update(
 
 def _embed_batch(source: sqlite3.Connection, index: sqlite3.Connection, model: StaticModel, ids: list[str]) -> int:
     """Embed one batch of transcripts and replace their rows, in one transaction; the number of windows."""
-    found = _contents(source, ids)
+    found, who = _contents(source, ids)
     cut = [chunks(title, text, segs) for _, _, _, title, text, segs in found]
     scales, rows = quantized(model.embed([piece.text for pieces in cut for piece in pieces]))
     packed = []
+    listed = []
     at = 0
     for (tid, stamp, created, *_), pieces in zip(found, cut, strict=True):
         n = len(pieces)
-        seqs = [
-            v if v is not None and indexfile.NO_SEQ < v < 2**31 else indexfile.NO_SEQ
-            for p in pieces
-            for v in (p.first_seq, p.last_seq)
-        ]
+        seqs = np.asarray(
+            [
+                v if v is not None and indexfile.NO_SEQ < v < 2**31 else indexfile.NO_SEQ
+                for p in pieces
+                for v in (p.first_seq, p.last_seq)
+            ],
+            dtype=np.int32,
+        )
         packed.append(
             (
                 tid,
@@ -209,14 +281,18 @@ def _embed_batch(source: sqlite3.Connection, index: sqlite3.Connection, model: S
                 created,
                 n,
                 np.asarray([p.kind for p in pieces], dtype=np.uint8).tobytes(),
-                np.asarray(seqs, dtype=np.int32).tobytes(),
+                seqs.tobytes(),
                 scales[at : at + n].tobytes(),
                 rows[at : at + n].tobytes(),
             )
         )
+        if n and tid in who:
+            listed += [(key, tid, windows) for key, windows in _spoken(seqs.reshape(n, 2), who[tid])]
         at += n
     index.execute("BEGIN")
     index.execute(f"DELETE FROM docs WHERE id IN ({','.join('?' * len(ids))})", ids)
     index.executemany(f"INSERT INTO docs ({indexfile.DOC_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", packed)
+    index.execute(f"DELETE FROM speakers WHERE doc IN ({','.join('?' * len(ids))})", ids)
+    index.executemany("INSERT INTO speakers (speaker, doc, windows) VALUES (?, ?, ?)", listed)
     index.execute("COMMIT")
     return at

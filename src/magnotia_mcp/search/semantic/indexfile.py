@@ -8,7 +8,12 @@ quarter of float32's size; cosine order barely moves).
 
 Tables: ``meta`` (key, value) and ``docs``, one row per indexed transcript: its id, the stamp of the
 content that was embedded, and its windows as packed arrays (kinds, the segment range each spans,
-scales, vectors), so that a server reads a 10k-transcript index as 10k rows, not 400k.
+scales, vectors), so that a server reads a 10k-transcript index as 10k rows, not 400k. ``speakers``
+lists who spoke in each (their labels folded as a search compares them) and the windows they spoke in, for
+a search restricted to a speaker: the store has no index on speakers (listing the transcripts one spoke in
+reads every segment), and a window says only which segments it spans.
+An index written before it had that table gets it from the next run that updates the index (meta
+``speakers`` is 1 once every transcript's are in).
 """
 
 from __future__ import annotations
@@ -37,6 +42,15 @@ CREATE TABLE docs (
     scales BLOB NOT NULL,     -- float32: a window's vector is scale * its int8 row
     vectors BLOB NOT NULL     -- int8, chunks rows of dims
 );
+"""
+
+SPEAKERS = """
+CREATE TABLE speakers (
+    speaker TEXT NOT NULL,    -- a label as speakers.fold_label gives it
+    doc TEXT NOT NULL,        -- a transcript of docs with a segment of theirs with words
+    windows BLOB NOT NULL,    -- int32: the places among doc's windows of those holding one (build._spoken)
+    PRIMARY KEY (speaker, doc)
+) WITHOUT ROWID;
 """
 
 
@@ -180,10 +194,32 @@ def create(store: Path, meta: dict[str, str]) -> sqlite3.Connection:
     conn = _connect(path, mode="rw")
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-    conn.executescript("BEGIN;" + SCHEMA + "COMMIT;")
-    rows = {**meta, "format": FORMAT, "store": store_key(store)}
+    conn.executescript("BEGIN;" + SCHEMA + SPEAKERS + "COMMIT;")
+    rows = {**meta, "format": FORMAT, "store": store_key(store), "speakers": "1"}
     conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", sorted(rows.items()))
     return conn
+
+
+def spoken(path: Path, speaker: str, most: int) -> dict[str, bytes] | None:
+    """By transcript, the windows (int32 places among its own) that the index at path says speaker (a folded label)
+    spoke in; None when they are more than most windows, or it cannot say (an index written before it listed
+    speakers, or one gone or unreadable since it was loaded)."""
+    try:
+        conn = _connect(path, mode="ro")
+    except sqlite3.Error:
+        return None
+    try:
+        if conn.execute("SELECT value FROM meta WHERE key = 'speakers'").fetchone() != ("1",):
+            return None
+        query = "SELECT coalesce(sum(length(windows)), 0) FROM speakers WHERE speaker = ?"
+        if conn.execute(query, (speaker,)).fetchone()[0] > 4 * most:
+            return None
+        rows = conn.execute("SELECT doc, windows FROM speakers WHERE speaker = ?", (speaker,)).fetchall()
+        return {doc: windows for doc, windows in rows if isinstance(doc, str) and isinstance(windows, bytes)}
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
 
 
 def remove(store: Path) -> bool:
@@ -228,5 +264,6 @@ def state(store: Path, live: int | None) -> dict[str, Any]:
         "chunks": pieces,
         "model": meta.get("model_name", ""),
         "model_path": meta.get("model_path", ""),
+        "speakers_listed": meta.get("speakers") == "1",
         "bytes": sum(os.path.getsize(p) for p in (path, Path(f"{path}-wal")) if os.path.exists(p)),
     }
