@@ -26,6 +26,7 @@ import static_model
 
 from devkit.storefactory import StoreBuilder, ts
 from magnotia_mcp.search.semantic import indexfile, nearest, scoring
+from magnotia_mcp.store.opening import stamp as store_stamp
 from tests.semantic import stores
 from tests.support.checked import checked_result
 from tests.support.protocol import MODERN
@@ -367,6 +368,69 @@ def test_a_filter_finds_by_meaning_past_the_nearest_overall(
     assert len(unfiltered) == 10
     assert unfiltered[0] == june[0]
     assert not {*june[1:], trashed, dictated} & set(unfiltered)
+
+
+def test_a_speakers_search_finds_by_meaning_past_the_nearest_overall(
+    tmp_path: Path, cache: Path, start_server: Start, launcher: Launcher
+) -> None:
+    """Of the nearest overall (the 200 a speaker's search asks for first), fewer than a page may be where they said
+    it. Then the nearest among the transcripts the index says they spoke in are asked for (plan._spoken): all of
+    Ana's, in order, those past the first 200 too; with a filter, those that pass. An index written before it listed
+    speakers finds only those among the first 200, until `magnotia-mcp index` lists them."""
+    if launcher.kind == "frozen":
+        pytest.skip("the one-file build has no semantic extra")
+    b = StoreBuilder(tmp_path / "store" / "magnotia.db")
+
+    def meeting(when: str, who: str, said: str) -> str:
+        return b.transcript(title="Sync", source="meeting", created_at=when, segments=[(who, said)])
+
+    for n in range(210):  # Ben's meetings: nearer the question than two of Ana's
+        meeting(ts(1 + n % 28, month=1 + n % 12, year=2025), "Ben", "We'll put less money into campaigns next quarter.")
+    # Ana's, nearest first (cosines with the question, test model: 0.62, 0.42, 0.41; Ben's are 0.44).
+    ana = [
+        meeting(ts(10, month=6), "Ana", "We reduce the marketing budget and the campaigns."),
+        meeting(ts(11, month=6), "Ána", "Fewer campaigns next quarter: marketing money goes down."),
+        meeting(ts(12, month=5), "ANA", "Marketing gets a smaller budget next quarter, fewer campaigns."),
+    ]
+    db = b.close()
+    build_index(db)
+    query = "advertising spending cuts"  # none of its words is said anywhere: only meaning finds
+    found = nearest.searcher(db, wait=60)
+    first = {f.doc for f in found.near(query, 200).found}
+    assert len(first) == 200
+    assert (ana[0] in first, ana[1] in first, ana[2] in first) == (True, False, False)
+    # Ana's windows alone are scored; Ben's are most of the index's, and his search takes the nearest overall.
+    assert (found.near(query, 200, "ana").speaker, found.near(query, 200, "ben").speaker) == ("ana", None)
+    server = started(start_server, db)
+    theirs = search(server, query=query, speaker="ana")
+    assert ids(theirs) == ana
+    assert all(hit["matched_by"] == "meaning" for hit in theirs["hits"])
+    assert [hit["moments"][0]["speaker"] for hit in theirs["hits"]] == ["Ana", "Ána", "ANA"]
+    assert ids(search(server, query=query, speaker="Ana", limit=2)) == ana[:2]
+    assert ids(search(server, query=query, speaker="ana", since=ts(1, month=6))) == ana[:2]
+    assert ids(search(server, query=query, speaker="ana", until=ts(1, month=6))) == ana[2:]
+    assert ids(search(server, query=query, speaker="Cleo")) == []  # nobody by that name
+    bens = search(server, query=query, speaker="Ben")
+    assert len(ids(bens)) == 10
+    assert not set(ana) & set(ids(bens))
+    assert {m["speaker"] for hit in bens["hits"] for m in hit["moments"]} == {"Ben"}
+    server.close()
+    # As an index written before it listed speakers: only what the nearest 200 hold.
+    conn = sqlite3.connect(indexfile.location(db))
+    with conn:
+        conn.execute("DROP TABLE speakers")
+        conn.execute("DELETE FROM meta WHERE key = 'speakers'")
+    conn.close()
+    # And left current with the store by the run that wrote it: a server then brings nothing up to date, and a
+    # speaker's search asks the index for no more than the nearest 200.
+    written = indexfile.stamp(indexfile.location(db))
+    indexfile.mark_current(db, store_stamp(db), written)
+    older = started(start_server, db)
+    assert ids(search(older, query=query, speaker="ana")) == ana[:1]
+    older.close()
+    assert indexfile.stamp(indexfile.location(db)) == written  # the server wrote nothing to it
+    build_index(db)  # lists them, embedding nothing again
+    assert ids(search(started(start_server, db), query=query, speaker="ana")) == ana
 
 
 def test_a_segment_is_cited_once_however_many_windows_it_fills(

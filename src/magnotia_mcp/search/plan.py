@@ -110,13 +110,12 @@ async def search_page(
     if nearest is not None:
         from magnotia_mcp.search.semantic import citing  # noqa: PLC0415 - only once an index answered
 
-        nearest, found = await _live(db, nearest, filt, limit if speaker is None else None)
-        if speaker is None:
-            nearest, found = await _within(db, nearest, found, filt, limit)
         spoken = None
-        if speaker is not None:  # only what they said counts: the windows they spoke in, their segments cited
-            spoken = await hit_rows.speaker_near(db, list(found), speaker_key(speaker), fold_label)
-            nearest = await asyncio.to_thread(_theirs, nearest, spoken)
+        if speaker is None:
+            nearest, found = await _live(db, nearest, filt, limit)
+            nearest, found = await _within(db, nearest, found, filt, limit)
+        else:  # only what they said counts: the windows they spoke in, their segments cited
+            nearest, found, spoken = await _spoken(db, nearest, filt, limit, speaker_key(speaker))
         by_meaning = [candidate(found[f.doc]) for f in nearest.found if f.doc in found][:limit]
         fused, how = fuse(ranked, by_meaning, len(query.clauses))
         ranked = fused[:limit]
@@ -172,6 +171,27 @@ async def _within(
         return near._replace(found=[]), {}
     again = await asyncio.to_thread(near.among, ids, NEAR * limit)
     return await _live(db, again, filt, limit)
+
+
+async def _spoken(
+    db: Reader, near: Near, filt: Filters, limit: int, speaker: str
+) -> tuple[Near, dict[str, sqlite3.Row], dict[str, set[int]]]:
+    """The transcripts found that pass filt, each as near as its best window speaker spoke in (``_theirs``); by id,
+    their rows; and by id, the seqs of what speaker said in them, as the store has them now.
+
+    When the index lists who spoke where (near.speaker), near is already nearest by the windows they spoke in:
+    its first ones that pass are read, and a filter that leaves too few asks again among those that pass, as
+    without a speaker (``_within``). An index written before it listed speakers answers with the nearest
+    overall: of those, the ones where speaker said something near count (one where they said little, among
+    many nearer the question, is missed until ``magnotia-mcp index`` lists them).
+    """
+    if near.speaker != speaker:
+        near, found = await _live(db, near, filt, None)
+    else:
+        near, found = await _live(db, near, filt, limit)
+        near, found = await _within(db, near, found, filt, limit)
+    spoken = await hit_rows.speaker_near(db, list(found), speaker, fold_label)
+    return await asyncio.to_thread(_theirs, near, spoken), found, spoken
 
 
 # The index is asked for 4 transcripts per hit a search may return: some are filtered out or trashed.

@@ -135,11 +135,14 @@ async def _meaning(
     import asyncio
 
     from magnotia_mcp.search.plan import NEAR
+    from magnotia_mcp.search.speakers import speaker_key
 
     # A filter may leave few of the nearest: then as many as a search may ever return are asked for, to filter
     # (when even those leave too few, the plan asks again among the transcripts that pass: plan._within).
     filtered = any(k in args for k in ("since", "until", "source", "speaker"))
-    return await asyncio.to_thread(_nearest, path, args["query"], NEAR * (MAX_HITS if filtered else limit))
+    speaker = speaker_key(args["speaker"]) if "speaker" in args else None
+    most = NEAR * (MAX_HITS if filtered else limit)
+    return await asyncio.to_thread(_nearest, path, args["query"], most, speaker)
 
 
 # One BLAS thread for the server, unless the user chose: it scores one query at a time, on a worker thread
@@ -149,7 +152,7 @@ async def _meaning(
 _BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
 
 
-def _nearest(path: Path, text: str, limit: int) -> tuple[Near | None, dict[str, Any]]:
+def _nearest(path: Path, text: str, limit: int, speaker: str | None = None) -> tuple[Near | None, dict[str, Any]]:
     import os
 
     for name in _BLAS_THREADS:
@@ -171,7 +174,7 @@ def _nearest(path: Path, text: str, limit: int) -> tuple[Near | None, dict[str, 
     from magnotia_mcp.search.semantic import refresh
 
     try:
-        near = found.near(text, limit)
+        near = found.near(text, limit, speaker)
     except ModelError as exc:  # its file changed under the server (cut short): never garbage, and never an error
         return None, {"used": False, "why": f"{exc}; this search went by words only"}
     complete = found.index.complete and not refresh.behind(path, found)

@@ -99,6 +99,9 @@ class Near(NamedTuple):
     scores their windows), for a filter that leaves too few of found.
     more: whether the index may hold more transcripts near enough to match than found (it found all it was
     asked for); when not, found is every one that matches.
+    speaker: when the index was asked for a speaker's nearest and lists who spoke where, that speaker (a folded
+    label): found (and among's) are then nearest by the windows they spoke in, each as near as its best of those.
+    None: by all windows.
     """
 
     found: list[Found]
@@ -106,3 +109,4 @@ class Near(NamedTuple):
     again: Callable[[str, Contents], Found | None]
     among: Callable[[Collection[str], int], Near] | None = None
     more: bool = False
+    speaker: str | None = None

@@ -79,11 +79,35 @@ class Loaded:
 
     def positions(self, ids: Collection[str]) -> NDArray[np.intp]:
         """Where the transcripts of ids are in docs, ascending; those the index does not hold are left out."""
-        at = self._at
-        if at is None:  # built by the first search that asks (a filtered one), then kept: ~6 MiB at 100k
-            at = self._at = {doc: k for k, doc in enumerate(self.docs)}
+        at = self._places()
         found = np.array([at.get(d, -1) for d in ids], dtype=np.intp)
         return np.unique(found[found >= 0])
+
+    def part(self, windows: dict[str, bytes]) -> Loaded:
+        """Some windows of some transcripts (by id: int32 places among its windows) as an index of their own: a
+        search restricted to a speaker scores only the windows they spoke in. Ids it does not hold, and places
+        past a transcript's windows (the file may have moved on since this index was read), are left out."""
+        at = self._places()
+        given = sorted((at[doc], blob) for doc, blob in windows.items() if doc in at and len(blob) % 4 == 0)
+        owner = np.repeat(np.asarray([k for k, _ in given], dtype=np.int64), [len(b) // 4 for _, b in given])
+        places = np.frombuffer(b"".join(b for _, b in given), dtype=np.int32).astype(np.int64)
+        fits = (places >= 0) & (places < (self.ends - self.starts)[owner])
+        owner, rows = owner[fits], self.starts[owner[fits]] + places[fits]
+        kept, counts = np.unique(owner, return_counts=True)
+        part = Loaded(self.path, self.stamp, self.meta, 0)
+        part.kinds, part.seqs, part.scales = self.kinds[rows], self.seqs[rows], self.scales[rows]
+        part.vectors = np.take(self.vectors, rows, axis=0)
+        part.docs = [self.docs[k] for k in kept.tolist()]
+        part.marks = array("q", (self.marks[k] for k in kept.tolist()))
+        part.counts, part.filled = counts.tolist(), len(rows)
+        return part.done()
+
+    def _places(self) -> dict[str, int]:
+        """Each doc's place in docs: built by the first search that asks (a filtered one), then kept (~6 MiB at
+        100k)."""
+        if self._at is None:
+            self._at = {doc: k for k, doc in enumerate(self.docs)}
+        return self._at
 
     def cite(self, i: int, lo: int, score: float) -> Chunk:
         """Row i, of the transcript whose rows start at lo, as a chunk to cite with score."""

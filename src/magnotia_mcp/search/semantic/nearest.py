@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 FLOOR = 0.3
 
 
+# A speaker's search scores only their windows when they are under this share of all (1/10): Searcher.near.
+SPOKEN_SHARE = 10
+
+
 # Seconds a search waits for the load it started before it goes by words (the load goes on): a 10k-transcript
 # index loads in about 6 s here; a larger one is used from the first search after it is in.
 WAIT = 10.0
@@ -124,8 +128,9 @@ class Searcher:
         """The transcripts the index holds (those without a word have no window, and count)."""
         return self.index.covered
 
-    def near(self, text: str, limit: int) -> Near:
-        """The transcripts nearest text, and a way to pick, among a chunk's segments, the one nearest it."""
+    def near(self, text: str, limit: int, speaker: str | None = None) -> Near:
+        """The transcripts nearest text, and a way to pick, among a chunk's segments, the one nearest it; with a
+        speaker (a folded label), by the windows the index says they spoke in, when it lists them (Near.speaker)."""
         query = self.model.embed([text])[0]
 
         def closest(groups: list[list[str]]) -> list[int]:
@@ -172,12 +177,21 @@ class Searcher:
             ]
             return Found(doc, windows[0].score, windows) if windows else None
 
-        def among(ids: Collection[str], most: int) -> Near:  # asked once a search: its answer has no among of its own
-            found = self._nearest(query, most, ids)
-            return Near(found, closest, again, None, len(found) >= most)
+        # Restricted to a speaker, and the index lists the windows they spoke in: only those are scored, gathered
+        # into an index of their own, unless they are more than a tenth of all (a label in most meetings: then most
+        # of the nearest overall are theirs anyway, and copying them would cost up to 26 MB at 100k).
+        by = self
+        most = len(self.index.vectors) // SPOKEN_SHARE
+        listed = indexfile.spoken(self.index.path, speaker, most) if speaker is not None else None
+        if listed is not None:
+            by = Searcher(self.index.part(listed), self.model)
 
-        found = self._nearest(query, limit)
-        return Near(found, closest, again, among, len(found) >= limit)
+        def among(ids: Collection[str], most: int) -> Near:  # asked once a search: its answer has no among of its own
+            found = by._nearest(query, most, ids)
+            return Near(found, closest, again, None, len(found) >= most, speaker if by is not self else None)
+
+        found = by._nearest(query, limit)
+        return Near(found, closest, again, among, len(found) >= limit, speaker if by is not self else None)
 
     def _nearest(self, query: NDArray[np.float32], limit: int, among: Collection[str] | None = None) -> list[Found]:
         """Up to limit transcripts whose best chunk is at least FLOOR near the query, nearest first: of all
