@@ -9,13 +9,16 @@ checkout's ``src`` on PYTHONPATH: the servers are ``python -m magnotia_mcp`` of 
 
 The store is read whole first: the page cache may have dropped it since the last run (on these machines, DAMON's
 reclaim does within minutes), and a search that reads the disk measures the disk. Prints each server's p50 and peak
-RSS and the ratio of the p50s, as the bench does. Run by hand, never by the tests.
+RSS and the ratio of the p50s, as the bench does. With --speaker, each search is restricted to one of the store's
+speakers (a search by meaning may then ask the index twice: plan._spoken). Run by hand, never by the tests.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
+import sqlite3
 import sys
 import tempfile
 from pathlib import Path
@@ -29,11 +32,20 @@ def main() -> None:
     parser.add_argument("--cache-dir", type=Path, default=Path("/work/benchcache"), help="the bench's store folder")
     parser.add_argument("--index", type=Path, required=True, help="a cache folder holding the store's index")
     parser.add_argument("--calls", type=int, default=100)
+    parser.add_argument(
+        "--speaker", action="store_true", help="restrict each search to a speaker of the store (a fixed draw)"
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(BENCH))  # benchmarks/ is not a package: its modules import each other by name
     from meaning import WARM_UP, interleaved  # noqa: PLC0415
 
     store, calls = bench_calls(SIZES[args.size], args.cache_dir, args.calls + WARM_UP, workload=args.calls)
+    if args.speaker:  # the labels the most transcripts hold, as a user names the people they meet with
+        con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+        labels = [r[0] for r in con.execute("SELECT DISTINCT speaker FROM segments WHERE speaker IS NOT NULL")]
+        con.close()
+        draw = random.Random(21)
+        calls = [{**call, "speaker": draw.choice(sorted(labels))} for call in calls]
     for path in (store, *sorted((args.index / "index").glob("*.sqlite3"))):
         with path.open("rb") as whole:
             while whole.read(1 << 24):
