@@ -126,16 +126,27 @@ def _contents(
 
 def _said(store: sqlite3.Connection, where: str = "", params: Sequence[str] = ()) -> dict[str, dict[str, list[int]]]:
     """By transcript, by speaker (their label folded as a speaker filter compares it: speakers.fold_label of the
-    label as text, as store.hits.SPEAKER_LABELS reads it), the seqs of their segments with words, ascending."""
+    label as text, as store.hits.SPEAKER_LABELS reads it), the seqs of their segments with words, ascending.
+
+    Grouped by SQLite, one row a speaker and transcript: at 100k, 157k rows to Python, not 2.5M segments."""
     said: dict[str, dict[str, list[int]]] = {}
-    for tid, seq, label in store.execute(
-        "SELECT transcript_id, seq, CAST(speaker AS BLOB) FROM segments"
-        f" WHERE speaker IS NOT NULL AND trim(text, ?) <> ''{where} ORDER BY transcript_id, seq",
+    keys: dict[bytes, str | None] = {}  # a store has a few labels, said many times
+    for tid, raw, seqs in store.execute(
+        "SELECT transcript_id, CAST(speaker AS BLOB), group_concat(seq) FROM segments"
+        f" WHERE speaker IS NOT NULL AND trim(text, ?) <> '' AND typeof(seq) = 'integer'{where}"
+        " GROUP BY transcript_id, CAST(speaker AS BLOB)",
         [BLANK, *params],
     ):
-        key = fold_label(bytes(label).decode("utf-8", "replace"))
-        if key is not None and isinstance(seq, int):
-            said.setdefault(tid, {}).setdefault(key, []).append(seq)
+        label = bytes(raw)
+        if label not in keys:
+            keys[label] = fold_label(label.decode("utf-8", "replace"))
+        key = keys[label]
+        if key is not None:
+            own = said.setdefault(tid, {}).setdefault(key, [])
+            own += map(int, seqs.split(","))
+    for by in said.values():
+        for own in by.values():
+            own.sort()
     return said
 
 
@@ -172,13 +183,13 @@ def _list_speakers(source: sqlite3.Connection, index: sqlite3.Connection, docs: 
             said = _said(source, f" AND transcript_id IN ({marks})", some)
         finally:
             source.execute("COMMIT")
-        for doc, seqs in index.execute(f"SELECT id, seqs FROM docs WHERE chunks > 0 AND id IN ({marks})", some):
-            if doc in said and isinstance(seqs, bytes) and len(seqs) % 8 == 0:
-                pairs = np.frombuffer(seqs, dtype=np.int32).reshape(-1, 2)
-                index.executemany(
-                    "INSERT INTO speakers (speaker, doc, windows) VALUES (?, ?, ?)",
-                    ((key, doc, windows) for key, windows in _spoken(pairs, said[doc])),
-                )
+        listed = [
+            (key, doc, windows)
+            for doc, seqs in index.execute(f"SELECT id, seqs FROM docs WHERE chunks > 0 AND id IN ({marks})", some)
+            if doc in said and isinstance(seqs, bytes) and len(seqs) % 8 == 0
+            for key, windows in _spoken(np.frombuffer(seqs, dtype=np.int32).reshape(-1, 2), said[doc])
+        ]
+        index.executemany("INSERT INTO speakers (speaker, doc, windows) VALUES (?, ?, ?)", listed)
     index.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('speakers', '1')")
     index.execute("COMMIT")
 
