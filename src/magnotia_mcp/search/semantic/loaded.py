@@ -88,14 +88,20 @@ class Loaded:
         search restricted to a speaker scores only the windows they spoke in. Ids it does not hold, and places
         past a transcript's windows (the file may have moved on since this index was read), are left out."""
         at = self._places()
-        given = sorted((at[doc], blob) for doc, blob in windows.items() if doc in at and len(blob) % 4 == 0)
-        owner = np.repeat(np.asarray([k for k, _ in given], dtype=np.int64), [len(b) // 4 for _, b in given])
-        places = np.frombuffer(b"".join(b for _, b in given), dtype=np.int32).astype(np.int64)
+        docs = [doc for doc, blob in windows.items() if doc in at and len(blob) % 4 == 0]
+        held = np.fromiter((at[doc] for doc in docs), dtype=np.int64, count=len(docs))
+        order = np.argsort(held, kind="stable")  # in docs' order: ties between equal scores break as in the whole
+        blobs = [windows[docs[i]] for i in order.tolist()]
+        owner = np.repeat(held[order], [len(blob) // 4 for blob in blobs])
+        places = np.frombuffer(b"".join(blobs), dtype=np.int32).astype(np.int64)
         fits = (places >= 0) & (places < (self.ends - self.starts)[owner])
         owner, rows = owner[fits], self.starts[owner[fits]] + places[fits]
-        kept, counts = np.unique(owner, return_counts=True)
+        # owner ascends: each transcript's windows are one run of it (np.unique would sort them again).
+        first = np.flatnonzero(np.concatenate(([True], owner[1:] != owner[:-1]))) if owner.size else owner
+        kept, counts = owner[first], np.diff(np.append(first, owner.size))
         part = Loaded(self.path, self.stamp, self.meta, 0)
-        part.kinds, part.seqs, part.scales = self.kinds[rows], self.seqs[rows], self.scales[rows]
+        part.kinds, part.scales = np.take(self.kinds, rows), np.take(self.scales, rows)
+        part.seqs = np.take(self.seqs, rows, axis=0)
         part.vectors = np.take(self.vectors, rows, axis=0)
         part.docs = [self.docs[k] for k in kept.tolist()]
         part.marks = array("q", (self.marks[k] for k in kept.tolist()))
