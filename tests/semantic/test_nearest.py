@@ -8,6 +8,7 @@ and on drawn scores, with many ties and scores under the floor, it is the stable
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 import threading
 from pathlib import Path
@@ -21,7 +22,9 @@ from numpy.typing import NDArray
 
 from devkit import relevance
 from magnotia_mcp.search.semantic import found as found_module
-from magnotia_mcp.search.semantic import nearest, scoring
+from magnotia_mcp.search.semantic import indexfile, nearest, scoring
+from magnotia_mcp.search.semantic.chunks import SPOKEN
+from magnotia_mcp.search.speakers import speaker_key
 from magnotia_mcp.tools import search
 from tests.semantic import stores
 from tests.semantic.conftest import Index
@@ -217,6 +220,67 @@ def test_the_nearest_among_some_are_those_of_scoring_their_windows_exactly(
                 asked += 1
     assert asked >= 9 * len(relevance.MEANING_QUERIES)
     assert (among_scans > 0) == (gather != 1)
+
+
+@pytest.mark.parametrize("simd", [True, False])
+def test_a_speakers_nearest_are_those_of_scoring_the_windows_they_spoke_in_exactly(
+    index: Index, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, simd: bool
+) -> None:
+    """near(text, limit, speaker): the index lists, for each speaker, the windows holding a segment of theirs with
+    words (worked out here apart, from the store's segments and the windows' spans), and scores only those: the
+    nearest by what they said, as scoring those windows exactly gives, each cited by its own; among too."""
+    found = _blockwise(index, model_dir, tmp_path, monkeypatch, simd=simd, rows=7)
+    monkeypatch.setattr(nearest, "SPOKEN_SHARE", 1)  # a part of any size (the judged store's speakers are many)
+    loaded = found.index
+    docs = loaded.docs
+    conn = sqlite3.connect(f"file:{found.index.meta['store']}?mode=ro", uri=True)
+    said: dict[str, dict[str, set[int]]] = {}
+    for tid, seq, label, text in conn.execute("SELECT transcript_id, seq, speaker, text FROM segments"):
+        if label is not None and (text or "").split():
+            said.setdefault(speaker_key(label), {}).setdefault(tid, set()).add(seq)
+    conn.close()
+    assert len(said) >= 3
+    checked = 0
+    for key, by_doc in sorted(said.items()):
+        theirs: dict[int, list[int]] = {}  # by transcript, the rows of the windows they spoke in
+        for d, doc in enumerate(docs):
+            lo, hi = int(loaded.starts[d]), int(loaded.ends[d])
+            rows = [
+                i
+                for i in range(lo, hi)
+                if loaded.kinds[i] == SPOKEN
+                and any(loaded.seqs[i][0] <= q <= loaded.seqs[i][1] for q in by_doc.get(doc, ()))
+            ]
+            if rows:
+                theirs[d] = rows
+        listed = indexfile.spoken(loaded.path, key, len(loaded.vectors))
+        assert listed is not None
+        assert {doc: np.frombuffer(w, dtype=np.int32).tolist() for doc, w in listed.items()} == {
+            docs[d]: [i - int(loaded.starts[d]) for i in rows] for d, rows in theirs.items()
+        }
+        for text in [q.text for q in relevance.MEANING_QUERIES[:6]]:
+            query = found.model.embed([text])[0]
+            exact = {d: scoring.exact(loaded.vectors, loaded.scales, np.asarray(r), query) for d, r in theirs.items()}
+            bests = [float(exact[d].max()) if d in exact else -np.inf for d in range(len(docs))]
+            for limit in (1, 3, len(docs)):
+                near = found.near(text, limit, key)
+                assert near.speaker == key
+                want = reference(bests, limit)
+                assert [(f.doc, f.score) for f in near.found] == [(docs[d], bests[d]) for d in want], (key, text)
+                for f, d in zip(near.found, want, strict=True):
+                    lo, rows = int(loaded.starts[d]), theirs[d]
+                    order = sorted(range(len(rows)), key=lambda k: -exact[d][k])
+                    assert f.windows == [
+                        loaded.cite(rows[k], lo, float(exact[d][k])) for k in order if exact[d][k] >= nearest.FLOOR
+                    ]
+                assert near.among is not None
+                some = [docs[d] for d in want[1:]]
+                assert [f.doc for f in near.among(some, limit).found] == some
+                checked += 1
+    assert checked >= 3 * 6 * 3
+    assert found.near(relevance.MEANING_QUERIES[0].text, 3, "nobody").found == []  # a label no one has
+    monkeypatch.setattr(nearest, "SPOKEN_SHARE", len(loaded.vectors) + 1)  # none may be gathered: all windows
+    assert found.near(relevance.MEANING_QUERIES[0].text, 3, sorted(said)[0]).speaker is None
 
 
 @pytest.mark.parametrize("simd", [True, False])
