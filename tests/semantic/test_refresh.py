@@ -156,3 +156,30 @@ def test_an_index_it_cannot_write_now_is_used_as_it_is(
     assert "could not be brought up to date" in capsys.readouterr().err
     assert refresh.behind(db, found)  # and answers say the index is not complete
     assert found.near("new head of development", 5).found[0].doc == stores.LEAD_DE
+
+
+def test_an_index_written_before_it_listed_speakers_gets_them_from_the_servers_run(
+    ready: tuple[Path, nearest.Searcher],
+) -> None:
+    """The server's run is the command's update: an index without the list of who spoke where (written by an older
+    version) gets it along with what the store added, and the search after the reload scores a speaker's windows
+    alone."""
+    db, _ = ready
+    conn = sqlite3.connect(indexfile.location(db))
+    with conn:
+        conn.execute("DROP TABLE speakers")
+        conn.execute("DELETE FROM meta WHERE key = 'speakers'")
+    conn.close()
+    stores.add_meeting(db)  # the store moves: the next search starts a run
+    loaded = nearest.searcher(db, wait=60)
+    assert loaded.near("new head of development", 5, "jonas").speaker is None  # it cannot say yet
+    wait_for(refresh.after_search(db, loaded))
+    assert indexed(db) >= {stores.NEW, stores.LEAD_DE}
+    nearest.searcher(db, wait=60)  # starts loading the new file (the old index answers until it is in)
+    assert nearest._loads[str(db)].done.wait(60)
+    fresh = nearest.searcher(db, wait=60)
+    assert fresh is not loaded
+    near = fresh.near("new head of development", 5, "jonas")
+    assert near.speaker == "jonas"
+    assert [f.doc for f in near.found] == [stores.LEAD_DE]  # Jonas spoke only there; Mara's meeting is not his
+    assert fresh.near("new head of development", 5, "mara").found[0].doc == stores.NEW
