@@ -307,6 +307,8 @@ def test_who_spoke_where_is_listed_followed_and_given_to_an_index_written_before
     done = index(db)
     assert done.returncode == 0, done.stderr
     assert "(0 embedded, 4 already up to date, 0 removed" in done.stdout  # nothing embedded again
+    assert "listed who spoke where in 3 transcripts (an index from an earlier version; no embedding)" in done.stdout
+    assert "listed who spoke where" not in index(db).stdout  # once
     assert speakers(db) == now
     assert said not in run_cli("doctor", "--db", str(db)).stdout
     assert sorted(indexfile.spoken(indexfile.location(db), "ana", 100) or {}) == sorted([stores.BUDGET, stores.LEAD])

@@ -52,6 +52,7 @@ class Report:
     kept: int = field(default=0)  # transcripts already up to date
     complete: bool = False  # the index was complete before this run (then a run with nothing to do writes nothing)
     current: bool = False  # the run ended with the index current with the store as it was when the run began
+    listed: int | None = None  # transcripts given the list of who spoke where, when the index had none (_list_speakers)
 
 
 def quantized(vectors: NDArray[np.float32]) -> tuple[NDArray[np.float32], NDArray[np.int8]]:
@@ -166,11 +167,12 @@ def _spoken(seqs: NDArray[np.int32], said: dict[str, list[int]]) -> list[tuple[s
     return out
 
 
-def _list_speakers(source: sqlite3.Connection, index: sqlite3.Connection, docs: Sequence[str]) -> None:
+def _list_speakers(source: sqlite3.Connection, index: sqlite3.Connection, docs: Sequence[str]) -> int:
     """Give an index written before it listed speakers (indexfile.SPEAKERS) those of every transcript in docs, from
     the windows it holds: the store's segments read once, LISTED transcripts at a time (not every label and seq of
     the store in memory at once), and nothing embedded (those edited since are embedded again after it, and listed
-    again then). In one transaction: an interrupted run leaves none listed, and the next lists them all."""
+    again then). In one transaction: an interrupted run leaves none listed, and the next lists them all. Returns
+    how many of docs have speakers listed."""
     index.execute("BEGIN")
     if index.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'speakers'").fetchone() is None:
         index.execute(indexfile.SPEAKERS)
@@ -192,6 +194,7 @@ def _list_speakers(source: sqlite3.Connection, index: sqlite3.Connection, docs: 
         index.executemany("INSERT INTO speakers (speaker, doc, windows) VALUES (?, ?, ?)", listed)
     index.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('speakers', '1')")
     index.execute("COMMIT")
+    return int(index.execute("SELECT count(DISTINCT doc) FROM speakers").fetchone()[0])
 
 
 def update(
@@ -224,7 +227,7 @@ def update(
         report.live = len(live)
         indexed = dict(index.execute("SELECT id, stamp FROM docs").fetchall())
         if index.execute("SELECT value FROM meta WHERE key = 'speakers'").fetchone() != ("1",):
-            _list_speakers(source, index, [doc for doc in indexed if doc in live])
+            report.listed = _list_speakers(source, index, [doc for doc in indexed if doc in live])
         gone = [doc for doc in indexed if doc not in live]
         todo = sorted((doc for doc, (stamp, _) in live.items() if indexed.get(doc) != stamp), key=lambda d: live[d][1])
         todo.reverse()  # newest first: what a user asks about most is indexed first

@@ -75,6 +75,8 @@ def _run(store: Path, found: Searcher, asked: tuple[object, ...], state: _State)
     current = state.current  # kept when this run fails: the store may have moved past the index, and behind() says so
     try:
         report = build.update(store, found.model, meta, rebuild=False)
+        if report.listed is not None:
+            log.info(f"semantic index of {store}: who spoke where listed in {report.listed} transcripts")
         if report.embedded or report.removed:
             log.info(
                 f"semantic index of {store}: {report.embedded} transcripts embedded, {report.removed} removed, "
