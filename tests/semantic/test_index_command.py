@@ -312,3 +312,18 @@ def test_who_spoke_where_is_listed_followed_and_given_to_an_index_written_before
     assert speakers(db) == now
     assert said not in run_cli("doctor", "--db", str(db)).stdout
     assert sorted(indexfile.spoken(indexfile.location(db), "ana", 100) or {}) == sorted([stores.BUDGET, stores.LEAD])
+
+
+def test_a_created_at_of_another_type_is_indexed(index: Index, model_dir: Path, tmp_path: Path) -> None:
+    """The index orders what it embeds by created_at, newest first: a blob or a number there (a store may hold one)
+    sorts as the oldest, and never stops the run (sorting bytes with text raised TypeError)."""
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE transcripts SET created_at = CAST('2026-06-11' AS BLOB) WHERE id = ?", (stores.LEAD,))
+        conn.execute("UPDATE transcripts SET created_at = 1.5 WHERE id = ?", (stores.BUDGET,))
+    conn.close()
+    done = index(db, "--model", str(model_dir))
+    assert done.returncode == 0, done.stderr
+    assert "5 transcripts (5 embedded" in done.stdout
+    assert set(indexed(db)) == {stores.BUDGET, stores.LEAD, stores.BUDGET_PT, stores.LEAD_DE, stores.EXPORT}

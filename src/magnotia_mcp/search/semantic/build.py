@@ -98,6 +98,12 @@ def _open_index(store: Path, meta: dict[str, str], report: Report, rebuild: bool
     return conn
 
 
+def _when(created: object) -> str:
+    """A created_at to order transcripts by, newest first: the store's text; any other value (a blob, a number in
+    a store that holds one) as the oldest, never an error (sorting bytes with text raises)."""
+    return created if isinstance(created, str) else ""
+
+
 def _contents(
     store: sqlite3.Connection, ids: Sequence[str]
 ) -> tuple[list[tuple[str, str, str, str, str, list[Segment]]], dict[str, dict[str, list[int]]]]:
@@ -229,7 +235,9 @@ def update(
         if index.execute("SELECT value FROM meta WHERE key = 'speakers'").fetchone() != ("1",):
             report.listed = _list_speakers(source, index, [doc for doc in indexed if doc in live])
         gone = [doc for doc in indexed if doc not in live]
-        todo = sorted((doc for doc, (stamp, _) in live.items() if indexed.get(doc) != stamp), key=lambda d: live[d][1])
+        todo = sorted(
+            (doc for doc, (stamp, _) in live.items() if indexed.get(doc) != stamp), key=lambda d: _when(live[d][1])
+        )
         todo.reverse()  # newest first: what a user asks about most is indexed first
         report.kept = len(live) - len(todo)
         if not gone and not todo and report.complete:
