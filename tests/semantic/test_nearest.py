@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 
 from devkit import relevance
+from devkit.storefactory import StoreBuilder
 from magnotia_mcp.search.semantic import found as found_module
 from magnotia_mcp.search.semantic import indexfile, nearest, scoring
 from magnotia_mcp.search.semantic.chunks import SPOKEN
@@ -281,6 +282,69 @@ def test_a_speakers_nearest_are_those_of_scoring_the_windows_they_spoke_in_exact
     assert found.near(relevance.MEANING_QUERIES[0].text, 3, "nobody").found == []  # a label no one has
     monkeypatch.setattr(nearest, "SPOKEN_SHARE", len(loaded.vectors) + 1)  # none may be gathered: all windows
     assert found.near(relevance.MEANING_QUERIES[0].text, 3, sorted(said)[0]).speaker is None
+
+
+def test_a_time_filters_nearest_are_those_of_scoring_what_it_keeps_exactly(
+    index: Index, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """near(text, limit, since=, until=): only the transcripts the index says were created then are scored, so
+    the first ask of a filtered search is the nearest among them (as scoring their windows exactly gives), not
+    the nearest overall; their created_at compared as SQLite compares the store's text."""
+    found = _blockwise(index, model_dir, tmp_path, monkeypatch, simd=True, rows=7)
+    loaded = found.index
+    docs = loaded.docs
+    conn = sqlite3.connect(f"file:{loaded.meta['store']}?mode=ro", uri=True)
+    created = dict(conn.execute("SELECT id, created_at FROM transcripts").fetchall())
+    conn.close()
+    times = sorted(created[d] for d in docs)
+    every = np.arange(len(loaded.vectors), dtype=np.int64)
+    spans = list(zip(loaded.starts.tolist(), loaded.ends.tolist(), strict=True))
+    checked = 0
+    for since, until in ((times[len(times) // 2], None), (None, times[len(times) // 3]), (times[5], times[-5])):
+        kept = {d for d, doc in enumerate(docs) if (since is None or created[doc] >= since)}
+        kept &= {d for d, doc in enumerate(docs) if (until is None or created[doc] < until)}
+        assert 0 < len(kept) < len(docs)
+        assert set(loaded.dated(since, until).tolist()) == kept
+        for text in [q.text for q in relevance.MEANING_QUERIES]:
+            query = found.model.embed([text])[0]
+            exact = scoring.exact(loaded.vectors, loaded.scales, every, query)
+            bests = [float(exact[lo:hi].max()) if d in kept else -np.inf for d, (lo, hi) in enumerate(spans)]
+            for limit in (1, 3, len(docs)):
+                want = reference(bests, limit)
+                got = found.near(text, limit, since=since, until=until).found
+                assert [(f.doc, f.score) for f in got] == [(docs[d], bests[d]) for d in want], (text, since, until)
+                checked += 1
+    assert checked >= 3 * 3 * len(relevance.MEANING_QUERIES)
+
+
+def test_a_created_at_that_does_not_compare_as_text_is_left_to_the_store(
+    index: Index, model_dir: Path, tmp_path: Path
+) -> None:
+    """A created_at the index cannot compare as SQLite compares the store's (a blob, a number, text past 40 bytes)
+    keeps its transcript among those a time filter scores: the store's rows decide (plan._live), never the index."""
+    b = StoreBuilder(tmp_path / "app" / "magnotia.db")
+    said: list[tuple[str | None, str]] = [("Ana", "We'll put less money into campaigns next quarter.")]
+    june = b.transcript(title="June", source="meeting", created_at="2026-06-10T09:00:00Z", segments=said)
+    old = b.transcript(title="Old", source="meeting", created_at="2025-01-05T09:00:00Z", segments=said)
+    blob = b.transcript(title="Blob", source="meeting", segments=said)
+    number = b.transcript(title="Number", source="meeting", segments=said)
+    long = b.transcript(title="Long", source="meeting", created_at="2024-01-01T00:00:00Z" + " " * 30, segments=said)
+    db = b.close()
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE transcripts SET created_at = CAST('2026-06-11' AS BLOB) WHERE id = ?", (blob,))
+        conn.execute("UPDATE transcripts SET created_at = 1.5 WHERE id = ?", (number,))
+    conn.close()
+    assert index(db, "--model", str(model_dir)).returncode == 0
+    loaded = nearest.searcher(db, wait=60).index
+
+    def dated(since: str | None, until: str | None) -> set[str]:
+        return {loaded.docs[d] for d in loaded.dated(since, until).tolist()}
+
+    assert dated("2026-06-01", None) == {june, blob, number, long}
+    assert dated(None, "2026-01-01") == {old, blob, number, long}
+    assert dated("2025-01-01", "2025-02-01") == {old, blob, number, long}
+    assert dated(None, None) == {june, old, blob, number, long}
 
 
 @pytest.mark.parametrize("simd", [True, False])

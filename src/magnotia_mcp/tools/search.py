@@ -43,7 +43,7 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
 
     # The index is asked on its own thread while the search by words runs: a hybrid search costs the
     # slower of the two, not their sum. The search awaits it only where it fuses (by relevance).
-    meaning = asyncio.ensure_future(_meaning(ctx, args, query, limit))
+    meaning = asyncio.ensure_future(_meaning(ctx, args, query, limit, (window.since, window.until)))
 
     async def nearest() -> Near | None:
         return (await meaning)[0]
@@ -114,12 +114,13 @@ MAX_HITS = 50
 
 
 async def _meaning(
-    ctx: ToolContext, args: dict[str, Any], query: Query, limit: int
+    ctx: ToolContext, args: dict[str, Any], query: Query, limit: int, times: tuple[str | None, str | None]
 ) -> tuple[Near | None, dict[str, Any] | None]:
     """The transcripts nearest the query in meaning, and what to say of the semantic index; (None, None) without one.
 
     Only a search by relevance asks the index. Nothing of the semantic extra is imported unless the store
-    has an index file; the work runs on a worker thread.
+    has an index file; the work runs on a worker thread. times: the search's since and until, as the store's
+    rows are compared with them.
     """
     if args["sort"] != "relevance" or query.empty:
         return None, None
@@ -142,7 +143,7 @@ async def _meaning(
     filtered = any(k in args for k in ("since", "until", "source", "speaker"))
     speaker = speaker_key(args["speaker"]) if "speaker" in args else None
     most = NEAR * (MAX_HITS if filtered else limit)
-    return await asyncio.to_thread(_nearest, path, args["query"], most, speaker)
+    return await asyncio.to_thread(_nearest, path, args["query"], most, speaker, times)
 
 
 # One BLAS thread for the server, unless the user chose: it scores one query at a time, on a worker thread
@@ -152,7 +153,9 @@ async def _meaning(
 _BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
 
 
-def _nearest(path: Path, text: str, limit: int, speaker: str | None = None) -> tuple[Near | None, dict[str, Any]]:
+def _nearest(
+    path: Path, text: str, limit: int, speaker: str | None = None, times: tuple[str | None, str | None] = (None, None)
+) -> tuple[Near | None, dict[str, Any]]:
     import os
 
     for name in _BLAS_THREADS:
@@ -174,7 +177,7 @@ def _nearest(path: Path, text: str, limit: int, speaker: str | None = None) -> t
     from magnotia_mcp.search.semantic import refresh
 
     try:
-        near = found.near(text, limit, speaker)
+        near = found.near(text, limit, speaker, *times)
     except ModelError as exc:  # its file changed under the server (cut short): never garbage, and never an error
         return None, {"used": False, "why": f"{exc}; this search went by words only"}
     complete = found.index.complete and not refresh.behind(path, found)

@@ -49,6 +49,9 @@ class Loaded:
         self.vectors = np.empty((windows, self.dims), dtype=np.int8)
         self.starts = np.zeros(0, dtype=np.int64)
         self.ends = np.zeros(0, dtype=np.int64)
+        self._created: list[bytes] = []
+        self.created = np.zeros(0, dtype="S1")  # each transcript's created_at as the store's text, for time filters
+        self.undated = np.zeros(0, dtype=np.bool_)  # those whose created_at compares otherwise (Loaded.dated)
         self.filled = 0  # windows added so far
         self._at: dict[str, int] | None = None  # each doc's place in docs (positions)
 
@@ -57,7 +60,7 @@ class Loaded:
         at = self.filled
         if not _fits(row, self.dims) or at + row[1] > len(self.kinds):
             raise Unavailable(DAMAGED)
-        doc, n, kinds, seqs, scales, vectors, stamp = row
+        doc, n, kinds, seqs, scales, vectors, stamp, created = row
         self.kinds[at : at + n] = np.frombuffer(kinds, dtype=np.uint8)
         self.seqs[at : at + n] = np.frombuffer(seqs, dtype=np.int32).reshape(n, 2)
         self.scales[at : at + n] = np.frombuffer(scales, dtype=np.float32)
@@ -65,6 +68,7 @@ class Loaded:
         self.docs.append(str(doc))
         self.counts.append(n)
         self.marks.append(_mark(stamp))
+        self._created.append(_dated(created))
         self.filled = at + n
 
     def done(self) -> Loaded:
@@ -75,7 +79,21 @@ class Loaded:
         self.starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64) if self.counts else counts
         self.ends = np.cumsum(counts).astype(np.int64)
         self.counts = []  # in starts and ends now
+        self.created = np.array(self._created, dtype=f"S{DATED}")
+        self.undated = self.created == b""
+        self._created = []
         return self
+
+    def dated(self, since: str | None, until: str | None) -> NDArray[np.intp]:
+        """Where the transcripts that may have been created at or after since and before until are in docs: those
+        whose created_at, compared as SQLite compares the store's text, falls there, and those it cannot be
+        compared for here (no created_at, a number, a blob, a long text: the store's word decides for them)."""
+        keep = np.ones(len(self.created), dtype=np.bool_)
+        if since is not None:
+            keep &= self.created >= since.encode("utf-8", "surrogateescape")
+        if until is not None:
+            keep &= self.created < until.encode("utf-8", "surrogateescape")
+        return np.flatnonzero(keep | self.undated)
 
     def positions(self, ids: Collection[str]) -> NDArray[np.intp]:
         """Where the transcripts of ids are in docs, ascending; those the index does not hold are left out."""
@@ -106,7 +124,9 @@ class Loaded:
         part.docs = [self.docs[k] for k in kept.tolist()]
         part.marks = array("q", (self.marks[k] for k in kept.tolist()))
         part.counts, part.filled = counts.tolist(), len(rows)
-        return part.done()
+        part = part.done()
+        part.created, part.undated = np.take(self.created, kept), np.take(self.undated, kept)
+        return part
 
     def _places(self) -> dict[str, int]:
         """Each doc's place in docs: built by the first search that asks (a filtered one), then kept (~6 MiB at
@@ -138,7 +158,7 @@ def read(conn: sqlite3.Connection, path: Path, stamp: tuple[object, ...], meta: 
         raise Unavailable(DAMAGED)
     index = Loaded(path, stamp, {**meta, "covered": str(covered)}, windows)
     for row in conn.execute(
-        "SELECT id, chunks, kinds, seqs, scales, vectors, stamp FROM docs WHERE chunks > 0 ORDER BY id"
+        "SELECT id, chunks, kinds, seqs, scales, vectors, stamp, created_at FROM docs WHERE chunks > 0 ORDER BY id"
     ):
         index.add(row)
     conn.execute("COMMIT")
@@ -157,9 +177,28 @@ def _mark(stamp: object) -> int:
     return mark(parts[0], parts[3] != "-1", int(said))  # a formatted text's length, or -1 for none
 
 
+# Bytes of a created_at kept for time filters: an RFC 3339 time with nanoseconds and an offset is 35.
+DATED = 40
+
+
+def _dated(created: object) -> bytes:
+    """A transcript's created_at as the index holds it, in the form Loaded.dated compares; b"" for one that would not
+    compare as SQLite compares the store's (none, a number the index holds as text, a blob, or past DATED bytes)."""
+    if not isinstance(created, str) or not created:
+        return b""
+    raw = created.encode("utf-8", "surrogateescape")
+    if len(raw) > DATED:
+        return b""
+    try:
+        float(created)  # a number in the store (SQLite orders numbers before any text), held here as text
+    except ValueError:
+        return raw
+    return b""
+
+
 def _fits(row: tuple[Any, ...], dims: int) -> bool:
     """A transcript's packed arrays hold exactly its windows' items (a damaged or foreign row does not)."""
-    _, n, kinds, seqs, scales, vectors, _ = row
+    _, n, kinds, seqs, scales, vectors, *_ = row
     blobs = (kinds, seqs, scales, vectors)
     if not isinstance(n, int) or n <= 0 or not all(isinstance(b, bytes) for b in blobs):
         return False

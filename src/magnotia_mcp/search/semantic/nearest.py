@@ -128,9 +128,12 @@ class Searcher:
         """The transcripts the index holds (those without a word have no window, and count)."""
         return self.index.covered
 
-    def near(self, text: str, limit: int, speaker: str | None = None) -> Near:
+    def near(
+        self, text: str, limit: int, speaker: str | None = None, since: str | None = None, until: str | None = None
+    ) -> Near:
         """The transcripts nearest text, and a way to pick, among a chunk's segments, the one nearest it; with a
-        speaker (a folded label), by the windows the index says they spoke in, when it lists them (Near.speaker)."""
+        speaker (a folded label), by the windows the index says they spoke in, when it lists them (Near.speaker);
+        with since or until, among those the index says were created then (the store's word is the plan's)."""
         query = self.model.embed([text])[0]
 
         def closest(groups: list[list[str]]) -> list[int]:
@@ -187,24 +190,25 @@ class Searcher:
             by = Searcher(self.index.part(listed), self.model)
 
         def among(ids: Collection[str], most: int) -> Near:  # asked once a search: its answer has no among of its own
-            found = by._nearest(query, most, ids)
+            found = by._nearest(query, most, by.index.positions(ids))
             return Near(found, closest, again, None, len(found) >= most, speaker if by is not self else None)
 
-        found = by._nearest(query, limit)
+        # A time filter: only those it may keep are scored (scoring.best_among gathers their windows when few).
+        dated = by.index.dated(since, until) if since is not None or until is not None else None
+        found = by._nearest(query, limit, dated)
         return Near(found, closest, again, among, len(found) >= limit, speaker if by is not self else None)
 
-    def _nearest(self, query: NDArray[np.float32], limit: int, among: Collection[str] | None = None) -> list[Found]:
+    def _nearest(self, query: NDArray[np.float32], limit: int, picks: NDArray[np.intp] | None = None) -> list[Found]:
         """Up to limit transcripts whose best chunk is at least FLOOR near the query, nearest first: of all
-        transcripts, or of those of the ids in among."""
+        transcripts, or of those at picks in docs (ascending)."""
         index = self.index
         if not index.docs:
             return []
         if not query.any():
             return []
-        if among is None:
+        if picks is None:
             best, slack = scoring.best(index.vectors, index.scales, index.starts, query)
         else:
-            picks = index.positions(among)
             best, slack = scoring.best_among(index.vectors, index.scales, index.starts, index.ends, picks, query)
         settled = _settle(index, query, best, slack, limit)
         near = settled.near
