@@ -7,10 +7,13 @@ and one source), the nearest 10 live transcripts that pass it, found three ways:
 - exactly: every window scored (``scoring.exact``), each transcript's best, the 10 best of those that pass;
 - as a filtered search found them before: the nearest 200 overall (what the server asks a filtered search for),
   those that pass, the first 10;
-- as it finds them now when those leave fewer than 10: ``Near.among`` over the ids that pass, asked for 40.
+- as it finds them now: with a time filter, the index asked for the nearest 200 among the transcripts it says
+  were created then (``Searcher.near`` with since); with a source, when the nearest 200 overall leave fewer than
+  10, ``Near.among`` over the ids that pass, asked for 40.
 
 Prints recall@10 of the two against exact (the share of the exact nearest found), how many searches found fewer
-than exact did, and the p50 time of the among call. Run by hand, never by the tests::
+than exact did, and the p50 time of the index's answers: the first ask before and now, and the among call when
+made. Run by hand, never by the tests::
 
     MAGNOTIA_MCP_CACHE_DIR=<the bench's index folder> python -m devkit.filtered_recall --size 10k
 """
@@ -32,7 +35,7 @@ LIMIT = 10
 BEFORE = 200  # plan.NEAR * tools.search.MAX_HITS: what a filtered search asks the index for first
 
 
-def _filters(store: Path) -> list[tuple[str, str, tuple[str, ...]]]:
+def _filters(store: Path) -> list[tuple[str, str, tuple[str, ...]]]:  # (name, SQL, parameters)
     """(name, SQL condition, its parameters) for each filter measured."""
     con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
     times = sorted(r[0] for r in con.execute("SELECT created_at FROM transcripts WHERE deleted_at IS NULL"))
@@ -61,7 +64,8 @@ def main() -> None:
         mask[passing] = True
         found_before = found_now = wanted = 0
         short_before = short_now = asked_again = 0
-        took: list[float] = []
+        took: dict[str, list[float]] = {"before": [], "now": [], "among": []}
+        since = params[0] if condition.startswith("created_at") else None
         for text in texts:
             query = searcher.model.embed([text])[0]
             scores = scoring.exact(index.vectors, index.scales, every, query)
@@ -69,26 +73,32 @@ def main() -> None:
             best[~mask] = -np.inf
             order = np.argsort(-best, kind="stable")[:LIMIT]
             exact = {index.docs[k] for k in order if best[k] >= FLOOR}
+            start = time.perf_counter()
             near = searcher.near(text, BEFORE)
+            took["before"].append(time.perf_counter() - start)
             before = [f.doc for f in near.found if mask[index.positions([f.doc])].all()][:LIMIT]
-            now = before
-            if len(before) < LIMIT and near.more and near.among is not None:
+            start = time.perf_counter()
+            first = searcher.near(text, BEFORE, since=since) if since is not None else near
+            took["now"].append(time.perf_counter() - start if since is not None else took["before"][-1])
+            now = [f.doc for f in first.found if mask[index.positions([f.doc])].all()][:LIMIT]
+            if len(now) < LIMIT and first.more and first.among is not None:
                 asked_again += 1
                 start = time.perf_counter()
-                again = near.among(ids, 4 * LIMIT)
-                took.append(time.perf_counter() - start)
+                again = first.among(ids, 4 * LIMIT)
+                took["among"].append(time.perf_counter() - start)
                 now = [f.doc for f in again.found][:LIMIT]
             wanted += len(exact)
             found_before += len(exact & set(before))
             found_now += len(exact & set(now))
             short_before += len(before) < len(exact)
             short_now += len(now) < len(exact)
-        p50 = f"{1000 * statistics.median(took):.2f} ms" if took else "-"
+        p50 = {way: f"{1000 * statistics.median(t):.2f}" if t else "-" for way, t in took.items()}
         print(
             f"{name:24} {len(ids):6} pass; exact nearest {wanted:5};"
             f" recall@{LIMIT} before {found_before / max(1, wanted):.3f} now {found_now / max(1, wanted):.3f};"
-            f" searches short of exact before {short_before}/{len(texts)}"
-            f" now {short_now}/{len(texts)}; asked again {asked_again}, p50 {p50}"
+            f" searches short of exact before {short_before}/{len(texts)} now {short_now}/{len(texts)};"
+            f" first ask p50 before {p50['before']} ms, now {p50['now']} ms; asked again {asked_again},"
+            f" p50 {p50['among']} ms"
         )
     con.close()
 
