@@ -79,7 +79,7 @@ class Loaded:
         self.starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64) if self.counts else counts
         self.ends = np.cumsum(counts).astype(np.int64)
         self.counts = []  # in starts and ends now
-        self.created = np.array(self._created, dtype=f"S{DATED}")
+        self.created = np.array(self._created, dtype=np.bytes_)  # as wide as the longest: 24 bytes for the app's
         self.undated = self.created == b""
         self._created = []
         return self
