@@ -10,7 +10,7 @@ checkout's ``src`` on PYTHONPATH: the servers are ``python -m magnotia_mcp`` of 
 The store is read whole first: the page cache may have dropped it since the last run (on these machines, DAMON's
 reclaim does within minutes), and a search that reads the disk measures the disk. Prints each server's p50 and peak
 RSS and the ratio of the p50s, as the bench does. With --speaker, each search is restricted to one of the store's
-speakers (a search by meaning may then ask the index twice: plan._spoken). Run by hand, never by the tests.
+speakers; with --newest P, to the newest P% of its transcripts. Run by hand, never by the tests.
 """
 
 from __future__ import annotations
@@ -35,6 +35,9 @@ def main() -> None:
     parser.add_argument(
         "--speaker", action="store_true", help="restrict each search to a speaker of the store (a fixed draw)"
     )
+    parser.add_argument(
+        "--newest", type=float, help="restrict each search to the newest PERCENT of the store's transcripts (since)"
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(BENCH))  # benchmarks/ is not a package: its modules import each other by name
     from meaning import WARM_UP, interleaved  # noqa: PLC0415
@@ -46,6 +49,12 @@ def main() -> None:
         con.close()
         draw = random.Random(21)
         calls = [{**call, "speaker": draw.choice(sorted(labels))} for call in calls]
+    if args.newest is not None:  # since the created_at that many of the live transcripts are at or after
+        con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+        times = sorted(r[0] for r in con.execute("SELECT created_at FROM transcripts WHERE deleted_at IS NULL"))
+        con.close()
+        since = times[int(len(times) * (100 - args.newest) / 100)]
+        calls = [{**call, "since": since} for call in calls]
     for path in (store, *sorted((args.index / "index").glob("*.sqlite3"))):
         with path.open("rb") as whole:
             while whole.read(1 << 24):
