@@ -183,3 +183,19 @@ def test_an_index_written_before_it_listed_speakers_gets_them_from_the_servers_r
     assert near.speaker == "jonas"
     assert [f.doc for f in near.found] == [stores.LEAD_DE]  # Jonas spoke only there; Mara's meeting is not his
     assert fresh.near("new head of development", 5, "mara").found[0].doc == stores.NEW
+
+
+def test_a_speakers_list_is_used_only_from_the_file_the_index_was_read_from(
+    ready: tuple[Path, nearest.Searcher],
+) -> None:
+    """While a run writes the file (a refresh, after each batch), the loaded index still answers: the list in the
+    file may place windows the loaded one does not hold, so a speaker's search goes by all windows until the reload."""
+    db, found = ready
+    assert found.near("new head of development", 5, "jonas").speaker == "jonas"
+    conn = sqlite3.connect(indexfile.location(db))
+    with conn:
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('touched', '1')")
+    conn.close()
+    near = found.near("new head of development", 5, "jonas")
+    assert near.speaker is None
+    assert near.found[0].doc == stores.LEAD_DE  # the nearest overall; the plan keeps Jonas's among them

@@ -182,11 +182,12 @@ class Searcher:
 
         # Restricted to a speaker, and the index lists the windows they spoke in: only those are scored, gathered
         # into an index of their own, unless they are more than a tenth of all (a label in most meetings: then most
-        # of the nearest overall are theirs anyway, and copying them would cost up to 26 MB at 100k).
+        # of the nearest overall are theirs anyway, and copying them would cost up to 26 MB at 100k). Only from the
+        # file this index was read from: one a refresh is writing lists places among windows not loaded yet.
         by = self
         most = len(self.index.vectors) // SPOKEN_SHARE
         listed = indexfile.spoken(self.index.path, speaker, most) if speaker is not None else None
-        if listed is not None:
+        if listed is not None and indexfile.stamp(self.index.path) == self.index.stamp:
             by = Searcher(self.index.part(listed), self.model)
 
         def among(ids: Collection[str], most: int) -> Near:  # asked once a search: its answer has no among of its own
