@@ -16,7 +16,7 @@ import pytest
 
 from devkit.storefactory import ts
 from magnotia_mcp.cli.doctor import semantic_line
-from magnotia_mcp.search.semantic import indexfile
+from magnotia_mcp.search.semantic import build, indexfile
 from magnotia_mcp.search.semantic.build import update
 from magnotia_mcp.search.semantic.model import StaticModel, fingerprint
 from tests.semantic import stores
@@ -327,3 +327,19 @@ def test_a_created_at_of_another_type_is_indexed(index: Index, model_dir: Path, 
     assert done.returncode == 0, done.stderr
     assert "5 transcripts (5 embedded" in done.stdout
     assert set(indexed(db)) == {stores.BUDGET, stores.LEAD, stores.BUDGET_PT, stores.LEAD_DE, stores.EXPORT}
+
+
+def test_a_run_that_finds_the_speakers_listed_lists_nothing(index: Index, model_dir: Path, tmp_path: Path) -> None:
+    """Two runs may both see an index without the list (the command and a server's refresh): the second, holding the
+    write lock once the first has committed, finds it listed and leaves it as it is."""
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    assert index(db, "--model", str(model_dir)).returncode == 0
+    before = speakers(db)
+    source = sqlite3.connect(db, isolation_level=None)
+    conn = sqlite3.connect(indexfile.location(db), isolation_level=None)
+    try:
+        assert build._list_speakers(source, conn) is None
+    finally:
+        conn.close()
+        source.close()
+    assert speakers(db) == before

@@ -173,33 +173,44 @@ def _spoken(seqs: NDArray[np.int32], said: dict[str, list[int]]) -> list[tuple[s
     return out
 
 
-def _list_speakers(source: sqlite3.Connection, index: sqlite3.Connection, docs: Sequence[str]) -> int:
-    """Give an index written before it listed speakers (indexfile.SPEAKERS) those of every transcript in docs, from
-    the windows it holds: the store's segments read once, LISTED transcripts at a time (not every label and seq of
-    the store in memory at once), and nothing embedded (those edited since are embedded again after it, and listed
-    again then). In one transaction: an interrupted run leaves none listed, and the next lists them all. Returns
-    how many of docs have speakers listed."""
-    index.execute("BEGIN")
-    if index.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'speakers'").fetchone() is None:
-        index.execute(indexfile.SPEAKERS)
-    index.execute("DELETE FROM speakers")
-    for i in range(0, len(docs), LISTED):
-        some = list(docs[i : i + LISTED])
-        marks = ",".join("?" * len(some))
-        source.execute("BEGIN")
-        try:
-            said = _said(source, f" AND transcript_id IN ({marks})", some)
-        finally:
-            source.execute("COMMIT")
-        listed = [
-            (key, doc, windows)
-            for doc, seqs in index.execute(f"SELECT id, seqs FROM docs WHERE chunks > 0 AND id IN ({marks})", some)
-            if doc in said and isinstance(seqs, bytes) and len(seqs) % 8 == 0
-            for key, windows in _spoken(np.frombuffer(seqs, dtype=np.int32).reshape(-1, 2), said[doc])
-        ]
-        index.executemany("INSERT INTO speakers (speaker, doc, windows) VALUES (?, ?, ?)", listed)
-    index.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('speakers', '1')")
-    index.execute("COMMIT")
+def _list_speakers(source: sqlite3.Connection, index: sqlite3.Connection) -> int | None:
+    """Give an index written before it listed speakers (indexfile.SPEAKERS) those of every transcript it holds, from
+    the windows it holds: the store's segments read LISTED transcripts at a time (not every label and seq of the
+    store in memory at once), and nothing embedded (those edited since are embedded again after it, and listed
+    again then). How many transcripts have speakers listed; None when another run listed them first.
+
+    One write transaction, taken before anything is read (BEGIN IMMEDIATE), so two runs (the command's, a
+    server's) never both list, nor one wipe what the other wrote; an interrupted run leaves none listed."""
+    index.execute("BEGIN IMMEDIATE")
+    try:
+        if index.execute("SELECT value FROM meta WHERE key = 'speakers'").fetchone() == ("1",):
+            index.execute("COMMIT")
+            return None
+        if index.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'speakers'").fetchone() is None:
+            index.execute(indexfile.SPEAKERS)
+        index.execute("DELETE FROM speakers")
+        docs = [doc for (doc,) in index.execute("SELECT id FROM docs WHERE chunks > 0")]
+        for i in range(0, len(docs), LISTED):
+            some = docs[i : i + LISTED]
+            marks = ",".join("?" * len(some))
+            source.execute("BEGIN")
+            try:
+                said = _said(source, f" AND transcript_id IN ({marks})", some)
+            finally:
+                source.execute("COMMIT")
+            listed = [
+                (key, doc, windows)
+                for doc, seqs in index.execute(f"SELECT id, seqs FROM docs WHERE id IN ({marks})", some)
+                if doc in said and isinstance(seqs, bytes) and len(seqs) % 8 == 0
+                for key, windows in _spoken(np.frombuffer(seqs, dtype=np.int32).reshape(-1, 2), said[doc])
+            ]
+            index.executemany("INSERT INTO speakers (speaker, doc, windows) VALUES (?, ?, ?)", listed)
+        index.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('speakers', '1')")
+        index.execute("COMMIT")
+    except BaseException:
+        if index.in_transaction:
+            index.execute("ROLLBACK")
+        raise
     return int(index.execute("SELECT count(DISTINCT doc) FROM speakers").fetchone()[0])
 
 
@@ -233,7 +244,7 @@ def update(
         report.live = len(live)
         indexed = dict(index.execute("SELECT id, stamp FROM docs").fetchall())
         if index.execute("SELECT value FROM meta WHERE key = 'speakers'").fetchone() != ("1",):
-            report.listed = _list_speakers(source, index, [doc for doc in indexed if doc in live])
+            report.listed = _list_speakers(source, index)
         gone = [doc for doc in indexed if doc not in live]
         todo = sorted(
             (doc for doc, (stamp, _) in live.items() if indexed.get(doc) != stamp), key=lambda d: _when(live[d][1])
@@ -242,7 +253,9 @@ def update(
         report.kept = len(live) - len(todo)
         if not gone and not todo and report.complete:
             report.current = True
-            return report  # nothing to do: the file is not touched (a server that reads it need not reload it)
+            # Nothing to do: the file is not touched (a server that reads it need not reload it), unless its speakers
+            # were just listed.
+            return report
         index.execute("BEGIN")
         index.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('complete', '0')")
         for i in range(0, len(gone), 500):
