@@ -191,7 +191,14 @@ async def _spoken(
         near, found = await _live(db, near, filt, limit)
         near, found = await _within(db, near, found, filt, limit)
     spoken = await hit_rows.speaker_near(db, list(found), speaker, fold_label)
-    return await asyncio.to_thread(_theirs, near, spoken), found, spoken
+    theirs = await asyncio.to_thread(_theirs, near, spoken)
+    kept = {f.doc for f in theirs.found}
+    if near.speaker == speaker and len(kept) < limit and any(f.doc in found and f.doc not in kept for f in near.found):
+        # The store no longer has theirs some the index does (a label renamed, a segment emptied): read the rest.
+        near, found = await _live(db, near, filt, None)
+        spoken = await hit_rows.speaker_near(db, list(found), speaker, fold_label)
+        theirs = await asyncio.to_thread(_theirs, near, spoken)
+    return theirs, found, spoken
 
 
 # The index is asked for 4 transcripts per hit a search may return: some are filtered out or trashed.
