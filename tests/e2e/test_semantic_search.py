@@ -73,6 +73,16 @@ def store(request: pytest.FixtureRequest, tmp_path: Path, cache: Path) -> Path:
     return db
 
 
+def nearest_200(db: Path, query: str) -> tuple[nearest.Searcher, set[str]]:
+    """The store's index, built and loaded in-process, and the 200 transcripts nearest query overall (what a filtered
+    search asks the index for first): a test's preconditions on where its transcripts fall."""
+    build_index(db)
+    found = nearest.searcher(db, wait=60)
+    first = {f.doc for f in found.near(query, 200).found}
+    assert len(first) == 200
+    return found, first
+
+
 def search(server: ServerProcess, **arguments: Any) -> dict[str, Any]:
     return checked_result(server, "search_transcripts", arguments)
 
@@ -342,11 +352,8 @@ def test_a_filter_finds_by_meaning_past_the_nearest_overall(
         segments=[("Ben", "Budget for campaigns is reduced next quarter.")],  # 0.37
     )
     db = b.close()
-    build_index(db)
     query = "advertising spending cuts"  # none of its words is said anywhere: only meaning finds
-    found = nearest.searcher(db, wait=60)
-    first = {f.doc for f in found.near(query, 200).found}
-    assert len(first) == 200
+    found, first = nearest_200(db, query)
     assert found.near(query, 200).more  # more than 200 reach the floor
     # One of June's is among the nearest 200, and so is the one trashed below; the rest are past them.
     assert (june[0] in first, trashed in first) == (True, True)
@@ -393,11 +400,8 @@ def test_a_speakers_search_finds_by_meaning_past_the_nearest_overall(
         meeting(ts(12, month=5), "ANA", "Marketing gets a smaller budget next quarter, fewer campaigns."),
     ]
     db = b.close()
-    build_index(db)
     query = "advertising spending cuts"  # none of its words is said anywhere: only meaning finds
-    found = nearest.searcher(db, wait=60)
-    first = {f.doc for f in found.near(query, 200).found}
-    assert len(first) == 200
+    found, first = nearest_200(db, query)
     assert (ana[0] in first, ana[1] in first, ana[2] in first) == (True, False, False)
     # Ana's windows alone are scored; Ben's are most of the index's, and his search takes the nearest overall.
     assert (found.near(query, 200, "ana").speaker, found.near(query, 200, "ben").speaker) == ("ana", None)
