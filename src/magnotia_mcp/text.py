@@ -1,4 +1,4 @@
-"""Text for a model: list previews, windows that rebuild the whole, and readable tool results."""
+"""Text for a model: stored values shown as text, list previews, windows that rebuild the whole, readable results."""
 
 from __future__ import annotations
 
@@ -6,6 +6,49 @@ import json
 import unicodedata
 from collections.abc import Callable
 from typing import Any
+
+
+class StoredBlob(str):
+    """A BLOB where the schema says TEXT (a broken writer's): shown as its bytes decoded, ordered as SQLite does.
+
+    The value is shown and serialized as a str, while ``raw`` keeps the bytes a page's cursor must compare
+    with (``args.cursors``), and ordering follows SQLite's: every text before every BLOB, BLOBs by their
+    bytes. Before it, one such ``created_at`` failed every list that held it (bytes are not JSON).
+    """
+
+    raw: bytes
+
+    def __new__(cls, raw: bytes) -> StoredBlob:
+        shown = super().__new__(cls, raw.decode("utf-8", "replace"))
+        shown.raw = raw
+        return shown
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StoredBlob) and self.raw == other.raw
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(self.raw)
+
+    def __lt__(self, other: str) -> bool:
+        return isinstance(other, StoredBlob) and self.raw < other.raw
+
+    def __le__(self, other: str) -> bool:
+        return isinstance(other, StoredBlob) and self.raw <= other.raw
+
+    def __gt__(self, other: str) -> bool:
+        return not isinstance(other, StoredBlob) or self.raw > other.raw
+
+    def __ge__(self, other: str) -> bool:
+        return not isinstance(other, StoredBlob) or self.raw >= other.raw
+
+
+def stored_text(value: Any) -> Any:
+    """A column's value with a BLOB read as StoredBlob; anything else as it is."""
+    return StoredBlob(value) if isinstance(value, bytes) else value
+
 
 PREVIEW_CHARS = 200
 ELLIPSIS = "…"

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from typing import Any
 
 import pytest
 
-from magnotia_mcp.text import PREVIEW_CHARS, preview, result_text, window_end
+from magnotia_mcp.text import PREVIEW_CHARS, StoredBlob, preview, result_text, stored_text, window_end
 from tests.support.textchecks import breaks_cluster
 from tests.unit.texts import WINDOW_TEXTS
 
@@ -77,3 +78,23 @@ def test_result_text_gives_each_field_and_each_list_item_its_own_line() -> None:
     assert lines[0] == "{"
     assert lines[-1] == "}"
     assert lines[2] == '    {"id": "0", "title": "t0", "preview": "p"},'
+
+
+# -- BLOBs where the schema says TEXT -----------------------------------------------------
+
+
+def test_a_stored_blob_sorts_as_sqlite_orders_the_column_and_shows_as_its_text() -> None:
+    """Texts and BLOBs in one TEXT column: Python's order of the values read equals SQLite's ORDER BY."""
+    values: list[str | bytes] = ["", "2026-05-20", "yesterday", "é", b"", b"\x00\x01", b"2026-05-20", b"\xff", "\x00"]
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE t (created_at TEXT NOT NULL, id TEXT NOT NULL)")
+    conn.executemany("INSERT INTO t VALUES (?, ?)", [(v, f"id{k}") for k, v in enumerate(values)])
+    for order in ("", " DESC"):
+        rows = conn.execute(f"SELECT created_at, id FROM t ORDER BY created_at{order}, id{order}").fetchall()
+        read = [(stored_text(created), id_) for created, id_ in rows]
+        assert sorted(read, reverse=bool(order)) == read
+    assert json.dumps(StoredBlob(b"2026-05-20\xff")) == '"2026-05-20\\ufffd"'
+    assert StoredBlob(b"x") == StoredBlob(b"x") != "x"
+    assert len({StoredBlob(b"x"), StoredBlob(b"x"), "x"}) == 2
+    assert stored_text("x") == "x"
+    assert stored_text(None) is None

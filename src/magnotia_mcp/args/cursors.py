@@ -37,7 +37,11 @@ def _digest(body: bytes) -> str:
 def encode(kind: str, key: tuple[Any, ...]) -> str:
     import base64
 
-    body = base64.urlsafe_b64encode(json.dumps([kind, *key], separators=(",", ":")).encode()).decode().rstrip("=")
+    from magnotia_mcp.text import StoredBlob
+
+    # A BLOB where the schema says TEXT is continued after as the BLOB it is: SQLite sorts it after every text.
+    values = [{"blob": v.raw.hex()} if isinstance(v, StoredBlob) else v for v in key]
+    body = base64.urlsafe_b64encode(json.dumps([kind, *values], separators=(",", ":")).encode()).decode().rstrip("=")
     return f"{body}.{_digest(body.encode())}"
 
 
@@ -51,6 +55,8 @@ def decode(kind: str, cursor: str, arity: int) -> tuple[Any, ...]:
         data = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))) if ok else None
     except (ValueError, UnicodeError):
         data = None
+    if isinstance(data, list):
+        data = [_blob(value) for value in data]
     if not isinstance(data, list) or len(data) != arity + 1 or data[0] != kind or not _issued_shape(kind, data[1:]):
         raise InvalidArguments(
             "cursor",
@@ -60,8 +66,18 @@ def decode(kind: str, cursor: str, arity: int) -> tuple[Any, ...]:
     return tuple(data[1:])
 
 
+def _blob(value: Any) -> Any:
+    """A key's ``{"blob": hex}`` as the bytes it names (bound as a BLOB); any other value as it is."""
+    if isinstance(value, dict) and list(value) == ["blob"] and isinstance(value["blob"], str):
+        try:
+            return bytes.fromhex(value["blob"])
+        except ValueError:
+            return None  # no shape this server issues
+    return value
+
+
 def _issued_shape(kind: str, key: list[Any]) -> bool:
-    """Whether key has the types of a key this server issues for kind (strings and 64-bit integers)."""
+    """Whether key has the types of a key this server issues for kind (texts, BLOBs and 64-bit integers)."""
     shape = _SHAPES.get(kind)
     if shape is None or len(shape) != len(key):  # a list not in the table: any strings and integers
         shape = tuple(str if isinstance(value, str) else int for value in key)
@@ -69,6 +85,6 @@ def _issued_shape(kind: str, key: list[Any]) -> bool:
         if expected is int:
             if not isinstance(value, int) or isinstance(value, bool) or not -_INT64 <= value < _INT64:
                 return False
-        elif not isinstance(value, expected):
+        elif not isinstance(value, (str, bytes)):  # a text, or a BLOB where the schema says TEXT
             return False
     return True

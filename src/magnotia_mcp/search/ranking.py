@@ -32,6 +32,7 @@ from magnotia_mcp.search.matching import Matcher, matcher_for
 from magnotia_mcp.search.querylang import Query
 from magnotia_mcp.store import relevance
 from magnotia_mcp.store.relevance import WEIGHTS
+from magnotia_mcp.text import stored_text
 
 if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio and sqlite3
     import sqlite3
@@ -57,7 +58,8 @@ class Candidate(NamedTuple):  # not a dataclass: importing dataclasses costs sta
 
 def candidate(row: sqlite3.Row, coverage: int = 0, relevance: float = 0.0) -> Candidate:
     """A candidate from a row with rid, id, title, created_at and source (a transcript's, or a segment's)."""
-    return Candidate(row["rid"], row["id"], row["title"], row["created_at"], row["source"], coverage, relevance)
+    created = stored_text(row["created_at"])
+    return Candidate(row["rid"], row["id"], row["title"], created, row["source"], coverage, relevance)
 
 
 # A candidate before its row is read: (group, coverage, relevance, rowid); group 0 (every clause) goes first.
@@ -186,7 +188,13 @@ def rank_said(
     scorer = Bm25(len(docs), sum(n for _, _, n in docs), df)
     cands = [
         Candidate(
-            s["rid"], s["transcript_id"], s["title"], s["created_at"], s["source"], coverage(query, f), scorer(f, n)
+            s["rid"],
+            s["transcript_id"],
+            s["title"],
+            stored_text(s["created_at"]),
+            s["source"],
+            coverage(query, f),
+            scorer(f, n),
         )
         for s, f, n in docs
     ]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from magnotia_mcp.text import stored_text
+
 if TYPE_CHECKING:  # only for annotations: importing the reader pulls in asyncio and sqlite3
     import sqlite3
 
@@ -89,9 +91,9 @@ async def list_tasks(
             "notes": r["notes"],
             "status": r["status"],
             "priority": r["priority"],
-            "due_at": r["due_at"],
-            "created_at": r["created_at"],
-            "completed_at": r["completed_at"],
+            "due_at": stored_text(r["due_at"]),
+            "created_at": stored_text(r["created_at"]),
+            "completed_at": stored_text(r["completed_at"]),
             "transcript": (
                 {"id": r["transcript_id"], "title": titles[r["transcript_id"]]}
                 if r["transcript_id"] in titles

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from magnotia_mcp.errors import NotFound
 from magnotia_mcp.store import layouts
 from magnotia_mcp.store.windows import NOWHERE, Read, Window, bounds, fields, raw_range, segment, short
-from magnotia_mcp.text import preview, window_end
+from magnotia_mcp.text import preview, stored_text, window_end
 
 if TYPE_CHECKING:  # only for annotations: importing the reader pulls in asyncio and sqlite3
     from magnotia_mcp.store.reader import Reader
@@ -61,9 +61,10 @@ AFTER_TRANSCRIPT = " AND (created_at, id) < (:after_created, :after_id)"
 NEWEST_FIRST = " ORDER BY created_at DESC, id DESC LIMIT :limit"
 LIVE_ONLY = " AND deleted_at IS NULL"
 
-# One statement per call: a single snapshot, and one trip to the reader thread.
+# One statement per call: a single snapshot, and one trip to the reader thread. JSON cannot hold a BLOB, and a
+# due_at may be one (a broken writer's): it is read as text.
 _TASKS_JSON = (
-    "(SELECT json_group_array(json_object('id', id, 'title', title, 'status', status, 'due_at', due_at))"
+    "(SELECT json_group_array(json_object('id', id, 'title', title, 'status', status, 'due_at', CAST(due_at AS TEXT)))"
     " FROM (SELECT id, title, status, due_at FROM tasks WHERE transcript_id = :id"
     " ORDER BY status = 'done', due_at IS NULL, due_at, created_at DESC, id DESC)) AS tasks_json"
 )
@@ -175,7 +176,7 @@ async def _listed(db: Reader, r: Any, known: Any) -> dict[str, Any]:
         "title": r["title"],
         "source": r["source"],
         "language": r["language"],
-        "created_at": r["created_at"],
+        "created_at": stored_text(r["created_at"]),
         "duration_ms": r["duration_ms"],
         "preview": preview(head or ""),
         "speakers": list(speakers),  # the answer's own: fitting it to a budget may cut it
@@ -206,8 +207,8 @@ async def get_transcript(
         "source": row["source"],
         "language": row["language"],
         "model": row["model"],
-        "created_at": row["created_at"],
-        "updated_at": row["updated_at"],
+        "created_at": stored_text(row["created_at"]),
+        "updated_at": stored_text(row["updated_at"]),
         "duration_ms": row["duration_ms"],
     }
     if row["raw_text"] is None:  # long: read by window
@@ -316,7 +317,9 @@ async def languages(db: Reader, sample: int) -> tuple[list[dict[str, Any]], str 
     and the first and last live created_at (None in an empty store)."""
     rows = [dict(r) for r in await db.all(LANGUAGES, {"sample": sample})]
     span = await db.one(SPAN)
-    return rows, span["first_at"] if span else None, span["last_at"] if span else None
+    if span is None:
+        return rows, None, None
+    return rows, stored_text(span["first_at"]), stored_text(span["last_at"])
 
 
 async def unlabelled_heads(db: Reader, limit: int, chars: int) -> list[str]:

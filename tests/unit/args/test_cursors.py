@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+import json
+
 import pytest
 
 from magnotia_mcp.args import cursors
 from magnotia_mcp.errors import InvalidArguments
+from magnotia_mcp.text import StoredBlob
 
 
 def test_cursors_round_trip_their_key() -> None:
@@ -56,3 +60,20 @@ def test_a_cursor_with_a_key_of_the_wrong_length_is_refused() -> None:
     cursor = cursors.encode("transcripts", ("2026-05-09T14:03:12.042Z", "abc"))
     with pytest.raises(InvalidArguments):
         cursors.decode("transcripts", cursor, 3)
+
+
+def test_a_blob_in_a_key_round_trips_as_the_bytes_it_holds() -> None:
+    """A BLOB created_at (a broken writer's) continues after as a BLOB, since SQLite sorts it after every text."""
+    shown = StoredBlob(b"\xff\x00 2026")
+    cursor = cursors.encode("transcripts", (shown, "abc"))
+    assert cursors.decode("transcripts", cursor, 2) == (b"\xff\x00 2026", "abc")
+    assert cursors.decode("transcripts", cursors.encode("transcripts", (str(shown), "abc")), 2) == (str(shown), "abc")
+
+
+def test_a_key_holding_what_no_blob_encodes_to_is_refused() -> None:
+    """Signed with the server's key (public, in the source), a key of another shape is still refused."""
+    for value in ({"blob": "zz"}, {"blob": 1}, {"blob": "00", "more": 1}, {"other": "00"}, ["00"]):
+        body = base64.urlsafe_b64encode(json.dumps(["transcripts", value, "abc"]).encode()).decode().rstrip("=")
+        forged = f"{body}.{cursors._digest(body.encode())}"
+        with pytest.raises(InvalidArguments):
+            cursors.decode("transcripts", forged, 2)
