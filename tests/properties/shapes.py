@@ -58,6 +58,12 @@ BLANKS = ("", " ", "  ", "\n", "\t", "\u3000", "\u00a0", " \n\t ")
 # Words the searches look for: they occur in the texts drawn here.
 WORDS = ("budget", "café", "cafe", "naïve", "東京", "会議", "Ana", "launch", "x", "budgets", "🎉", "e\u0301t\u00e9")
 NOT_UTF8 = (b"\xff", b"caf\xe9 budget", b"\xc3", b"budget \xed\xa0\x80")
+
+
+class Blob(bytes):
+    """Bytes written as a BLOB where the schema says TEXT (other bytes are written as TEXT that is not UTF-8)."""
+
+
 UUID_LIKE = "00000000-0000-4000-8000-{:012x}"
 
 
@@ -86,6 +92,21 @@ TIMES = weighted(
     (1, st.sampled_from(["0001-01-01T00:00:00.000Z", "9999-12-31T23:59:59.999Z", "1970-01-01T00:00:00.000Z"])),
     (1, st.datetimes().map(lambda d: d.strftime("%Y-%m-%dT%H:%M:%S.") + f"{d.microsecond // 1000:03d}Z")),
 )
+# A transcript's or a task's created_at (or due_at, updated_at) as the schema allows it (TEXT, no CHECK), beside
+# the usual: SQLite's own datetime form, a date alone, an offset, words, empty, long, and bytes (a BLOB, which
+# sorts after every text).
+ODD_CREATED = (
+    "",
+    " ",
+    "2026-05-20 10:00:00",
+    "2026-05-20",
+    "2026-05-20T12:00:00+02:00",
+    "yesterday",
+    "2026-05-20T10:00:00.000Z" + " and then some words after it" * 2,
+    Blob(b"\x00\x01"),
+    Blob(b"2026-05-20T10:00:00.000Z"),
+)
+CREATED = weighted((8, TIMES), (1, st.sampled_from(ODD_CREATED)))
 MS = weighted(
     (4, st.integers(0, 10**7)),
     (1, st.sampled_from([0, -1, -(10**6), 2**53, 2**62, 2**63 - 1, -(2**63)])),
@@ -124,8 +145,8 @@ class Transcript:
     duration_ms: int | None
     raw_text: Text
     formatted_text: Text | None
-    created_at: str
-    updated_at: str
+    created_at: str | bytes
+    updated_at: str | bytes
     deleted_at: str | None
     segments: list[Segment] = field(default_factory=list)
     workshop: bool = False
@@ -146,8 +167,8 @@ class Task:
     notes: Text | None
     status: str
     priority: int | None
-    due_at: str | None
-    created_at: str
+    due_at: str | bytes | None
+    created_at: str | bytes
     completed_at: str | None
 
 
@@ -203,7 +224,7 @@ def transcripts(draw: st.DrawFn, k: int) -> Transcript:
     else:
         raw = draw(weird_text())
         segs = draw(segments(raw))
-    created = draw(TIMES)
+    created = draw(CREATED)
     return Transcript(
         id=UUID_LIKE.format(k) if draw(st.integers(0, 5)) else draw(st.sampled_from([f"ID-{k}", f"{k}", f"x%_{k}"])),
         title=draw(weird_text()),
@@ -214,7 +235,7 @@ def transcripts(draw: st.DrawFn, k: int) -> Transcript:
         raw_text=raw,
         formatted_text=draw(weighted((3, st.none()), (1, st.just("")), (1, st.just(raw)), (2, weird_text()))),
         created_at=created,
-        updated_at=draw(weighted((3, st.just(created)), (1, TIMES))),
+        updated_at=draw(weighted((3, st.just(created)), (1, CREATED))),
         deleted_at=draw(weighted((4, st.none()), (1, TIMES))),
         segments=segs,
     )
@@ -265,8 +286,8 @@ def tasks(draw: st.DrawFn, k: int, ids: list[str]) -> Task:
         notes=draw(nullable(weird_text())),  # type: ignore[arg-type]
         status=status,
         priority=draw(st.sampled_from([None, 1, 2, 3])),
-        due_at=draw(nullable(TIMES)),  # type: ignore[arg-type]
-        created_at=draw(TIMES),
+        due_at=draw(nullable(CREATED)),  # type: ignore[arg-type]
+        created_at=draw(CREATED),
         completed_at=draw(nullable(TIMES)) if status == "done" else draw(weighted((5, st.none()), (1, TIMES))),  # type: ignore[arg-type]
     )
 
@@ -290,36 +311,20 @@ def write(shape: Shape, path: Path) -> Path:
     conn.executescript(schema_sql() if shape.fts else no_fts_schema_sql())
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA user_version = 1")
-    text = "CAST(? AS TEXT)"  # bytes become TEXT that is not UTF-8, as a broken writer leaves it
     for t in shape.transcripts:
-        conn.execute(
-            "INSERT INTO transcripts (id, title, source, language, model, duration_ms, raw_text, formatted_text,"
-            f" created_at, updated_at, deleted_at) VALUES (?, {text}, ?, {text}, {text}, ?, {text}, {text}, ?, ?, ?)",
-            (
-                t.id,
-                t.title,
-                t.source,
-                t.language,
-                t.model,
-                t.duration_ms,
-                t.raw_text,
-                t.formatted_text,
-                t.created_at,
-                t.updated_at,
-                t.deleted_at,
-            ),
-        )
-        conn.executemany(
-            "INSERT INTO segments (transcript_id, seq, start_ms, end_ms, speaker, text)"
-            f" VALUES (?, ?, ?, ?, {text}, {text})",
-            [(t.id, s.seq, s.start_ms, s.end_ms, s.speaker, s.text) for s in t.segments],
-        )
+        insert(conn, "transcripts", {k: v for k, v in vars(t).items() if k not in ("segments", "workshop")})
+        for s in t.segments:
+            insert(conn, "segments", {"transcript_id": t.id, **vars(s)})
     for k in shape.tasks:
-        conn.execute(
-            "INSERT INTO tasks (id, transcript_id, title, notes, status, priority, due_at, created_at, completed_at)"
-            f" VALUES (?, ?, {text}, {text}, ?, ?, ?, ?, ?)",
-            (k.id, k.transcript_id, k.title, k.notes, k.status, k.priority, k.due_at, k.created_at, k.completed_at),
-        )
+        insert(conn, "tasks", vars(k))
     conn.commit()
     conn.close()
     return path
+
+
+def insert(conn: sqlite3.Connection, table: str, row: dict[str, object]) -> None:
+    """One row, each Blob bound as a BLOB and other bytes cast to TEXT (not UTF-8, as a broken writer leaves it)."""
+    marks = ", ".join(
+        "CAST(? AS TEXT)" if isinstance(v, bytes) and not isinstance(v, Blob) else "?" for v in row.values()
+    )
+    conn.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({marks})", tuple(row.values()))

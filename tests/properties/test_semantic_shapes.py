@@ -10,7 +10,8 @@ pipes. Then:
   followed through its cursors) answers with a result that fits the outputSchema, says the index took part, never
   names a transcript in the trash, names each transcript once, and cites moments that are segments of the
   transcript it names (a hit found by meaning alone shows what matched: a moment, else its passage or title, never an
-  empty snippet); restricted to a speaker, every hit is a transcript they spoke in and every moment theirs;
+  empty snippet); restricted to a speaker, every hit is a transcript they spoke in and every moment theirs; restricted
+  in time, every hit's created_at passes as SQLite compares it (texts by their bytes, a BLOB after every text);
 * nothing reaches stderr as a traceback, every request had exactly one answer, and no transcript was taken for
   one edited since the index embedded it (it would be embedded again at every search).
 """
@@ -30,13 +31,13 @@ from typing import Any
 
 import pytest
 import static_model
-from hypothesis import event, given
+from hypothesis import event, example, given
 
 from magnotia_mcp.search.semantic import indexfile
 from magnotia_mcp.search.speakers import speaker_matches
 from tests.properties.conftest import budget
 from tests.properties.shapes import WORDS, Shape, shapes, write
-from tests.properties.test_store_shapes import Checked
+from tests.properties.test_store_shapes import Checked, odd_dates
 from tests.support.protocol import MODERN
 from tests.support.server import Launcher, ServerProcess, check_clean_exit
 
@@ -80,6 +81,20 @@ def indexed_ids(db: Path, env: dict[str, str]) -> set[str]:
         conn.close()
 
 
+MAY = "2026-05-01T00:00:00.000Z"
+
+
+def passes(created: str | bytes, window: dict[str, str]) -> bool:
+    """Whether created_at passes since/until as SQLite compares them: texts by their bytes, a BLOB after all."""
+    if isinstance(created, bytes):  # a Blob: created_at is never drawn as TEXT that is not UTF-8
+        return "until" not in window
+    return window.get("since", "") <= created and ("until" not in window or created < window["until"])
+
+
+def odd(created: str | bytes) -> bool:
+    return isinstance(created, bytes) or not (len(created) == 24 and created.endswith("Z"))
+
+
 def check_hits(shape: Shape, result: dict[str, Any]) -> list[str]:
     if "semantic" in result:
         assert result["semantic"]["used"] is True, result["semantic"]
@@ -114,6 +129,7 @@ def check_hits(shape: Shape, result: dict[str, Any]) -> list[str]:
 @pytest.mark.timeout(300)
 @budget(6)
 @given(shape=shapes())
+@example(shape=odd_dates(fts=False)).via("created_at a BLOB, empty or words, searched in a time range")
 def test_every_store_shape_is_indexed_and_searched_by_meaning(
     launcher: Launcher, folders: Iterator[Path], shape: Shape
 ) -> None:
@@ -155,6 +171,21 @@ def test_every_store_shape_is_indexed_and_searched_by_meaning(
             spoken += len(moments)
         if spoken:
             event("a speaker's moments cited")
+        # Restricted in time: the hits are those of the search without it that pass, as the store's SQL compares
+        # created_at (a BLOB is after every text).
+        ask = {"query": "budget launch plan", "limit": 50}
+        everything = server.tool("search_transcripts", ask)
+        assert everything is not None
+        created = {t.id: t.created_at for t in shape.live}
+        for window in ({"since": MAY}, {"until": MAY}, {"since": "2026-04-15T00:00:00.000Z", "until": MAY}):
+            result = server.tool("search_transcripts", {**ask, **window})
+            assert result is not None
+            found = check_hits(shape, result)
+            assert set(found) == {
+                hit["transcript_id"] for hit in everything["hits"] if passes(created[hit["transcript_id"]], window)
+            }
+            for tid in found:
+                event("a hit restricted in time" + (", its created_at odd" if odd(created[tid]) else ""))
         # A page cut to the smallest budget, followed through its cursors: each hit once, none from the trash;
         # with a speaker too.
         for who in ({}, *({"speaker": lab} for lab in labels[:1] if lab.strip() and len(lab) <= 200)):

@@ -36,12 +36,13 @@ from hypothesis import event, example, given
 from hypothesis import strategies as st
 
 from tests.properties.conftest import budget
-from tests.properties.shapes import WORDS, Segment, Shape, Task, Text, Transcript, shapes, write
+from tests.properties.shapes import WORDS, Blob, Segment, Shape, Task, Text, Transcript, shapes, write
 from tests.support.protocol import PROMPT_NAMES, REVISIONS, URI_PREFIX, URI_TEMPLATE, at_least
 from tests.support.server import Launcher, ServerProcess, check_clean_exit
 
 INTERNAL_ERROR = -32603
-MISSING = "00000000-0000-4000-8000-ffffffffffff"
+UUID = "00000000-0000-4000-8000-{:012x}"
+MISSING = UUID.format(0xFFFFFFFFFFFF)
 SEARCH_TIMES = ("since", "1999-01-01"), ("until", "9999-01-01"), ("since", "last week")
 
 
@@ -119,8 +120,14 @@ def pages(server: Checked, tool: str, key: str, arguments: dict[str, Any]) -> li
     raise AssertionError(f"{tool} {arguments}: more pages than rows")
 
 
+def created_order(t: Transcript) -> tuple[bool, bytes, str]:
+    """How SQLite orders created_at: every text before every BLOB, texts by their UTF-8 bytes (BINARY)."""
+    created = t.created_at
+    return isinstance(created, Blob), created if isinstance(created, bytes) else created.encode(), t.id
+
+
 def newest_first(rows: list[Transcript]) -> list[str]:
-    return [t.id for t in sorted(rows, key=lambda t: (t.created_at, t.id), reverse=True)]
+    return [t.id for t in sorted(rows, key=created_order, reverse=True)]
 
 
 def has_times(t: Transcript) -> bool:
@@ -291,6 +298,28 @@ def silent_dictation() -> Shape:
     return Shape(True, [t], [task])
 
 
+def odd_dates(fts: bool) -> Shape:
+    """created_at and due_at as a broken writer may leave them: BLOBs (one a date's bytes), empty, words, a date."""
+    odd: list[str | bytes] = [
+        Blob(b"\x00\x01"),
+        Blob(b"2026-05-20T10:00:00.000Z"),
+        "",
+        "yesterday",
+        "2026-05-20T10:00:00.000Z",
+    ]
+    said = [Segment(0, 0, 1000, "Ana", "budget launch")]
+    late = "2026-05-20T10:00:00.000Z"
+    rows = [
+        Transcript(UUID.format(k), f"budget {k}", "meeting", "en", None, None, "budget", None, at, late, None, said)
+        for k, at in enumerate(odd)
+    ]
+    tasks = [
+        Task(f"t{k}", rows[k % len(rows)].id, "t", None, ("open", "done")[k % 2], None, due, at, None)
+        for k, (due, at) in enumerate([*zip(odd, odd[::-1], strict=True), (None, odd[0]), (None, odd[1])])
+    ]
+    return Shape(fts, rows, tasks)
+
+
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A new folder for each example's store and the server's home (removed after the example)."""
@@ -304,6 +333,8 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @budget(12)
 @given(shape=shapes(), deep=st.sampled_from(REVISIONS))
 @example(shape=silent_dictation(), deep="2024-11-05").via("issue 18 finding 1: was -32603 'float division by zero'")
+@example(shape=odd_dates(fts=True), deep="2025-06-18").via("BLOB created_at: was -32603, bytes are not JSON")
+@example(shape=odd_dates(fts=False), deep="2025-11-25").via("the same without the full-text tables")
 def test_every_store_shape_answers_everything(
     launcher: Launcher, folders: Iterator[Path], shape: Shape, deep: str
 ) -> None:
