@@ -354,3 +354,27 @@ def test_details_too_large_for_the_budget_are_shortened_and_the_window_still_mov
         offset = window["next_offset"]
     assert "".join(parts) == text
     assert len(parts) > 10
+
+
+@pytest.mark.transports("stdio")  # the fitting is the tool's, the same over HTTP
+def test_a_window_of_one_cluster_with_a_segment_over_the_budget_is_answered_and_read_past(
+    start_server: Callable[..., ServerProcess], new_store: Callable[..., StoreBuilder]
+) -> None:
+    """A line break followed by a combining mark is one cluster a window never splits, and the segment the window
+    falls in costs more than the budget: the answer is that cluster with the segment left out and where to read
+    on, not a window cut again and again (it ran until the call's time limit, 30 s, and failed)."""
+    b = new_store()
+    text = "ab\n\u0301cd " + "会議 " * 883
+    tid = b.transcript(source="meeting", raw_text=text, segments=[("Ana", text)])
+    server = start_server(b.close())
+    server.initialize(LATEST_LEGACY)
+    parts: list[str] = []
+    offset: int | None = 0
+    while offset is not None:
+        arguments = {"id": tid, "offset": offset, "max_tokens": 1_000, "include_segments": True}
+        window, cost = call(server, "get_transcript", arguments)
+        assert cost <= 1_000
+        parts.append(window["text"])
+        offset = window["next_offset"]
+    assert "".join(parts) == text
+    assert "\n\u0301" in parts

@@ -140,7 +140,7 @@ async def _fit_window(
     counted = (result["text"], string_parts(result["text"]))  # the text, the longest part, encoded once
     if "segments" not in result:  # text past what one copy of it can cost cannot fit: not costed again and again
         result = _prefix(result, max(1, prefix_within(result["text"], budget // copies + 1, counted[1])))
-    shortened = False
+    shortened, smallest = False, False
     while True:
         result["max_tokens"] = budget
         shortened |= _shorten_details(result, budget, copies)
@@ -151,7 +151,9 @@ async def _fit_window(
         if cost <= budget:
             return result
         text = result["text"]
-        if len(text) <= 1:  # a window holds at least one character (or cluster), or reading would not go on
+        # A window holds at least one character, or cluster (a line break and a combining mark: a window cut shorter
+        # holds it whole), or reading would not go on.
+        if len(text) <= 1 or smallest:
             segments = list(result.get("segments") or ())
             shortened |= squeeze(result, lambda r: answer_cost(r, copies) <= budget, _DETAILS, _DETAIL_LISTS)
             _say(result, asked_end, budget, by_time, shortened)
@@ -163,6 +165,7 @@ async def _fit_window(
         chars = max(1, min(prefix_within(text, int(string_cost(text) * share)), len(text) - 1))
         # Without segments the shorter window is a prefix of this one; segments are placed by the store.
         result = await read(chars) if "segments" in result else _prefix(result, chars)
+        smallest = len(result["text"]) >= len(text)
 
 
 def _say_segments_left(result: dict[str, Any], segments: list[dict[str, Any]]) -> None:
