@@ -25,7 +25,7 @@ import pytest
 import static_model
 
 from devkit.storefactory import StoreBuilder, ts
-from magnotia_mcp.search.semantic import indexfile, nearest, scoring
+from magnotia_mcp.search.semantic import indexfile, loaded, nearest, scoring
 from magnotia_mcp.store.opening import stamp as store_stamp
 from tests.semantic import stores
 from tests.support.checked import checked_result
@@ -51,6 +51,20 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, launcher: Launcher) -
     folder = tmp_path / "cache"
     monkeypatch.setenv(indexfile.CACHE_ENV, str(folder))  # the server processes inherit it
     return folder
+
+
+def mapped_kib(pid: int, folder: Path) -> tuple[int, int]:
+    """How many mappings of files under folder process pid has, and their resident KiB (/proc/<pid>/smaps)."""
+    mappings, total, inside = 0, 0, False
+    with open(f"/proc/{pid}/smaps", encoding="utf-8") as f:
+        for line in f:
+            head = line.split()[0]
+            if "-" in head and not head.endswith(":"):
+                inside = f" {folder}/" in line
+                mappings += inside
+            elif inside and head == "Rss:":
+                total += int(line.split()[1])
+    return mappings, total
 
 
 def build_index(db: Path) -> None:
@@ -262,7 +276,9 @@ def test_a_scan_shared_between_threads_answers_as_one_thread_does(
     tmp_path: Path, cache: Path, start_server: Start, launcher: Launcher
 ) -> None:
     """An index of more windows than a block (71,500, over scoring.ROWS) is scored by a thread per CPU, up to
-    scoring.MOST; a server held to one CPU scores it alone. Both answer every search the same, to the byte."""
+    scoring.MOST; a server held to one CPU scores it alone, its rows held in its memory, where the other's are
+    mapped from a file (on Linux: $MAGNOTIA_MCP_INDEX_MEMORY_MIB is 0 there) and handed back after each search. Both
+    answer every search the same, to the byte."""
     if launcher.kind == "frozen":
         pytest.skip("the one-file build has no semantic extra")
     cpus = os.sched_getaffinity(0)
@@ -279,12 +295,14 @@ def test_a_scan_shared_between_threads_answers_as_one_thread_does(
         )
     db = b.close()
     build_index(db)
-    loaded = nearest.searcher(db, wait=60).index
-    assert loaded is not None
+    index = nearest.searcher(db, wait=60).index
+    assert index is not None
     # More than one block, so the server cuts shares (one per CPU, up to MOST) where transcripts start.
-    assert len(loaded.vectors) > scoring.ROWS
-    assert len(scoring._parts(loaded.starts, len(loaded.vectors), scoring.ROWS)) == min(scoring.MOST, len(cpus))
-    shared = started(start_server, db)
+    assert len(index.vectors) > scoring.ROWS
+    assert len(scoring._parts(index.starts, len(index.vectors), scoring.ROWS)) == min(scoring.MOST, len(cpus))
+    with pytest.MonkeyPatch.context() as env:  # the index (4.6 MB of rows) mapped from a file, not held (loaded._rows)
+        env.setenv(loaded.IN_MEMORY_ENV, "0")
+        shared = started(start_server, db)
     os.sched_setaffinity(0, {min(cpus)})  # the server started now inherits it: scoring.PARTS is 1 there
     try:
         alone = started(start_server, db)
@@ -296,6 +314,15 @@ def test_a_scan_shared_between_threads_answers_as_one_thread_does(
         answers = [eventually(server, query, lambda r: r["semantic"]["used"]) for server in (shared, alone)]
         assert answers[0] == answers[1], query
         assert any(hit["matched_by"] != "words" for hit in answers[0]["hits"]), answers[0]
+    # One server maps its rows from a file no name reaches (on Linux), and holds at most the pages of rows a hit cited
+    # after its search handed back the rest; the other holds them, as every index up to 128 MiB of rows is held.
+    assert mapped_kib(alone.proc.pid, cache) == (0, 0)
+    if hasattr(os, "posix_fallocate"):
+        mappings, resident = mapped_kib(shared.proc.pid, cache)
+        assert mappings == 1
+        assert resident < (index.vectors.nbytes >> 10) // 4, (resident, index.vectors.nbytes)
+    own = indexfile.location(db).name
+    assert [p.name for p in (cache / "index").iterdir() if not p.name.startswith(own)] == []  # no file of rows
 
 
 def test_filters_and_the_trash_hold_for_meaning(store: Path, start_server: Start, launcher: Launcher) -> None:

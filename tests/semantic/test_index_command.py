@@ -16,7 +16,7 @@ import pytest
 
 from devkit.storefactory import ts
 from magnotia_mcp.cli.doctor import semantic_line
-from magnotia_mcp.search.semantic import build, indexfile
+from magnotia_mcp.search.semantic import build, indexfile, loaded
 from magnotia_mcp.search.semantic.build import update
 from magnotia_mcp.search.semantic.model import StaticModel, fingerprint
 from tests.semantic import stores
@@ -177,8 +177,9 @@ def test_errors_say_what_to_do(index: Index, model_dir: Path, tmp_path: Path) ->
     assert not indexfile.location(tmp_path / "nowhere" / "magnotia.db").exists()
     helped = run_cli("index", "--help")
     assert helped.returncode == 0
-    for word in ("--model", "--drop", "--db", "MAGNOTIA_MCP_CACHE_DIR", "semantic"):
+    for word in ("--model", "--drop", "--db", "MAGNOTIA_MCP_CACHE_DIR", "MAGNOTIA_MCP_INDEX_MEMORY_MIB", "semantic"):
         assert word in helped.stdout, word
+    assert f"up to {loaded.IN_MEMORY} MiB" in helped.stdout  # the default the help states is the one the server takes
 
 
 def test_doctor_shows_the_index_state(index: Index, model_dir: Path, tmp_path: Path) -> None:

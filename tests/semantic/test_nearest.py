@@ -24,6 +24,7 @@ from devkit import relevance
 from devkit.storefactory import StoreBuilder
 from magnotia_mcp.search.semantic import found as found_module
 from magnotia_mcp.search.semantic import indexfile, nearest, scoring
+from magnotia_mcp.search.semantic import loaded as loaded_module
 from magnotia_mcp.search.semantic.chunks import SPOKEN
 from magnotia_mcp.search.speakers import speaker_key
 from magnotia_mcp.tools import search
@@ -47,12 +48,25 @@ def test_asking_for_fewer_gives_the_first_of_the_whole_ranking(index: Index, mod
 
 
 def _blockwise(
-    index: Index, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, simd: bool, rows: int
+    index: Index,
+    model_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    simd: bool,
+    rows: int,
+    mapped: bool = False,
 ) -> nearest.Searcher:
-    """The judged store's index, built and loaded, scored by SimSIMD (or numpy) a block of rows at a time."""
+    """The judged store's index, built and loaded, scored by SimSIMD (or numpy) a block of rows at a time; mapped,
+    its rows in a file (on Linux), gathers cut every two pages and every block handed back."""
     db = relevance.build_store(tmp_path / "app" / "magnotia.db", fts=True)
     assert index(db, "--model", str(model_dir)).returncode == 0
+    if mapped:
+        monkeypatch.setenv(loaded_module.IN_MEMORY_ENV, "0")
+        monkeypatch.setattr(scoring, "FOLIO", 4096)
+        monkeypatch.setattr(scoring, "MAPPED", 8192)
     found = nearest.searcher(db, wait=60)
+    assert found.index.mapped == (mapped and hasattr(os, "posix_fallocate"))
     assert scoring.simd is not None  # the extra installs it wherever it has a wheel: here
     if not simd:
         monkeypatch.setattr(scoring, "simd", None)
@@ -125,14 +139,22 @@ def test_simd_scores_are_within_the_bound_and_the_answers_are_numpys(
         assert [s for _, s, _ in ours] == [s for _, s, _ in theirs]
 
 
-@pytest.mark.parametrize(("simd", "rows_per_block"), [(True, 1 << 16), (True, 7), (False, 7)])
+@pytest.mark.parametrize(
+    ("simd", "rows_per_block", "mapped"), [(True, 1 << 16, False), (True, 7, False), (False, 7, False), (True, 7, True)]
+)
 def test_answers_are_those_of_scoring_every_window_exactly(
-    index: Index, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, simd: bool, rows_per_block: int
+    index: Index,
+    model_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    simd: bool,
+    rows_per_block: int,
+    mapped: bool,
 ) -> None:
     """Only the windows the rounding leaves in doubt are scored exactly (nearest._settle, _cited), yet every judged
     query gets what scoring every window exactly gives: the same transcripts, in the same order, with the same
     scores, and each with the same windows at the floor or above, in the same order (the few it cites, and all)."""
-    found = _blockwise(index, model_dir, tmp_path, monkeypatch, simd=simd, rows=rows_per_block)
+    found = _blockwise(index, model_dir, tmp_path, monkeypatch, simd=simd, rows=rows_per_block, mapped=mapped)
     loaded = found.index
     every = np.arange(len(loaded.vectors), dtype=np.int64)
     # And a question near nothing in the store (its best cosine is 0.27): no transcript reaches the floor.
@@ -223,14 +245,14 @@ def test_the_nearest_among_some_are_those_of_scoring_their_windows_exactly(
     assert (among_scans > 0) == (gather != 1)
 
 
-@pytest.mark.parametrize("simd", [True, False])
+@pytest.mark.parametrize(("simd", "mapped"), [(True, False), (False, False), (True, True)])
 def test_a_speakers_nearest_are_those_of_scoring_the_windows_they_spoke_in_exactly(
-    index: Index, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, simd: bool
+    index: Index, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, simd: bool, mapped: bool
 ) -> None:
     """near(text, limit, speaker): the index lists, for each speaker, the windows holding a segment of theirs with
     words (worked out here apart, from the store's segments and the windows' spans), and scores only those: the
     nearest by what they said, as scoring those windows exactly gives, each cited by its own; among too."""
-    found = _blockwise(index, model_dir, tmp_path, monkeypatch, simd=simd, rows=7)
+    found = _blockwise(index, model_dir, tmp_path, monkeypatch, simd=simd, rows=7, mapped=mapped)
     monkeypatch.setattr(nearest, "SPOKEN_SHARE", 1)  # a part of any size (the judged store's speakers are many)
     loaded = found.index
     docs = loaded.docs
@@ -290,7 +312,7 @@ def test_a_time_filters_nearest_are_those_of_scoring_what_it_keeps_exactly(
     """near(text, limit, since=, until=): only the transcripts the index says were created then are scored, so
     the first ask of a filtered search is the nearest among them (as scoring their windows exactly gives), not
     the nearest overall; their created_at compared as SQLite compares the store's text."""
-    found = _blockwise(index, model_dir, tmp_path, monkeypatch, simd=True, rows=7)
+    found = _blockwise(index, model_dir, tmp_path, monkeypatch, simd=True, rows=7, mapped=True)
     loaded = found.index
     docs = loaded.docs
     conn = sqlite3.connect(f"file:{loaded.meta['store']}?mode=ro", uri=True)

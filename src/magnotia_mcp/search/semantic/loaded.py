@@ -2,11 +2,23 @@
 
 Read once per index file (nearest loads it on a thread of its own) into arrays sized first: the memory is the
 vectors' own bytes and a few bytes a window. A file whose rows do not add up is never trusted.
+
+Rows past IN_MEMORY (the vectors: 264 MB of the 100k store's 303 MiB index) go, on Linux, in a file of our own
+beside the index, never named (``tempfile.TemporaryFile``: gone when the server ends) and mapped: the page cache
+holds them, and each search hands back the pages it read (``Loaded.release``; ``scoring`` a block at a time). The
+server's resident memory is then its own and a block's, not the rows': at 100k, 171 MiB at its peak, not 412. The
+kernel may drop those pages under pressure and read them back from the file, where memory of the process's own
+would be swapped. Mapping them again costs each search: at 100k ~3.5 ms (3.3x the search by words becomes 3.55-3.9x),
+at 10k 1.6 ms (13.5, not 11.9: the 2x target's margin), so smaller indexes stay in memory (docs/search.md).
 """
 
 from __future__ import annotations
 
+import mmap
+import os
 import sqlite3
+import sys
+import tempfile
 from array import array
 from collections.abc import Collection
 from pathlib import Path
@@ -15,7 +27,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from magnotia_mcp.search.semantic import indexfile
+from magnotia_mcp import log
+from magnotia_mcp.search.semantic import indexfile, scoring
 from magnotia_mcp.search.semantic.chunks import SPOKEN, TEXT, TITLE
 from magnotia_mcp.search.semantic.found import STALE, Chunk, mark
 
@@ -46,7 +59,8 @@ class Loaded:
         self.kinds = np.empty(windows, dtype=np.uint8)
         self.seqs = np.empty((windows, 2), dtype=np.int32)
         self.scales = np.empty(windows, dtype=np.float32)
-        self.vectors = np.empty((windows, self.dims), dtype=np.int8)
+        self.vectors, self._mapping = _rows(windows, self.dims, path.parent)
+        self._kept = 0  # rows written since their pages were last handed back (add)
         self.starts = np.zeros(0, dtype=np.int64)
         self.ends = np.zeros(0, dtype=np.int64)
         self._created: list[bytes] = []
@@ -65,6 +79,10 @@ class Loaded:
         self.seqs[at : at + n] = np.frombuffer(seqs, dtype=np.int32).reshape(n, 2)
         self.scales[at : at + n] = np.frombuffer(scales, dtype=np.float32)
         self.vectors[at : at + n] = np.frombuffer(vectors, dtype=np.int8).reshape(n, self.dims)
+        self._kept += n
+        if self._kept * self.dims >= HAND_BACK:  # written pages are the page cache's too: not held while loading
+            self.release(at + n - self._kept, at + n)
+            self._kept = 0
         self.docs.append(str(doc))
         self.counts.append(n)
         self.marks.append(_mark(stamp))
@@ -82,7 +100,24 @@ class Loaded:
         self.created = np.array(self._created, dtype=np.bytes_)  # as wide as the longest: 24 bytes for the app's
         self.undated = self.created == b""
         self._created = []
+        self.vectors.flags.writeable = False
+        self.release()
         return self
+
+    @property
+    def mapped(self) -> bool:
+        """Whether the rows are mapped from a file (_rows), their pages handed back as they are read."""
+        return self._mapping is not None
+
+    def release(self, lo: int = 0, hi: int | None = None) -> None:
+        """Hand back the pages of rows lo:hi (all, by default) when they are mapped: the page cache keeps them, and
+        a later read maps them again. A page shared with rows outside is handed back too: it is read back alike."""
+        if self._mapping is None:
+            return
+        start = lo * self.dims // PAGE * PAGE
+        end = len(self._mapping) if hi is None else min(len(self._mapping), hi * self.dims)
+        if end > start:
+            self._mapping.madvise(mmap.MADV_DONTNEED, start, end - start)
 
     def dated(self, since: str | None, until: str | None) -> NDArray[np.intp]:
         """Where the transcripts that may have been created at or after since and before until are in docs: those
@@ -120,7 +155,9 @@ class Loaded:
         part = Loaded(self.path, self.stamp, self.meta, 0)
         part.kinds, part.scales = np.take(self.kinds, rows), np.take(self.scales, rows)
         part.seqs = np.take(self.seqs, rows, axis=0)
-        part.vectors = np.take(self.vectors, rows, axis=0)
+        part.vectors = np.empty((len(rows), self.dims), dtype=np.int8)
+        for lo, hi in scoring.gathered(rows, max(1, len(rows)), self.dims, self):  # their pages handed back as read
+            np.take(self.vectors, rows[lo:hi], axis=0, out=part.vectors[lo:hi])
         part.docs = [self.docs[k] for k in kept.tolist()]
         part.marks = array("q", (self.marks[k] for k in kept.tolist()))
         part.counts, part.filled = counts.tolist(), len(rows)
@@ -144,6 +181,45 @@ class Loaded:
         if kind != SPOKEN or indexfile.NO_SEQ in (first, last):  # by its kind: a store's seq may be -1, or -3
             return Chunk(score, kind, None, None, piece)
         return Chunk(score, kind, first, last, piece)
+
+
+PAGE = mmap.PAGESIZE
+HAND_BACK = 16 << 20  # bytes of rows written while loading before their pages are handed back
+
+
+# Rows held in the process's own memory up to this many MiB (about 50k transcripts at the test model's 64 dims, 12k
+# at the real one's 256); a user may choose otherwise ($MAGNOTIA_MCP_INDEX_MEMORY_MIB: 0 maps every index).
+IN_MEMORY_ENV = "MAGNOTIA_MCP_INDEX_MEMORY_MIB"
+IN_MEMORY = 128
+
+
+def in_memory() -> int:
+    """The bytes of rows an index may hold in the process's own memory: $MAGNOTIA_MCP_INDEX_MEMORY_MIB, else
+    IN_MEMORY (a value that is not a whole number of MiB is said on stderr, and the default holds)."""
+    given = os.environ.get(IN_MEMORY_ENV, "").strip()
+    if given.isdigit():
+        return int(given) << 20
+    if given:
+        log.warning(f"${IN_MEMORY_ENV}={given!r} is not a whole number of MiB; using {IN_MEMORY}")
+    return IN_MEMORY << 20
+
+
+def _rows(windows: int, dims: int, folder: Path) -> tuple[NDArray[np.int8], mmap.mmap | None]:
+    """Room for every window's row: past in_memory(), mapped from an unnamed file in folder on Linux (where
+    posix_fallocate and MADV_DONTNEED are); else the process's own memory (also on Windows and macOS, and where
+    the folder is read-only or full)."""
+    size = windows * dims
+    if size > in_memory() and sys.platform == "linux" and hasattr(os, "posix_fallocate"):
+        try:
+            with tempfile.TemporaryFile(dir=folder, prefix=".rows-") as file:
+                # The disk's room taken now: a sparse file on a full disk would fault (SIGBUS) when a row is written.
+                os.posix_fallocate(file.fileno(), 0, size)
+                mapping = mmap.mmap(file.fileno(), size)  # shared: a page handed back is read back from the file
+        except (OSError, ValueError):
+            pass
+        else:
+            return np.frombuffer(mapping, dtype=np.int8).reshape(windows, dims), mapping
+    return np.empty((windows, dims), dtype=np.int8), None
 
 
 def read(conn: sqlite3.Connection, path: Path, stamp: tuple[object, ...], meta: dict[str, str], dims: int) -> Loaded:

@@ -203,15 +203,14 @@ class Searcher:
         """Up to limit transcripts whose best chunk is at least FLOOR near the query, nearest first: of all
         transcripts, or of those at picks in docs (ascending)."""
         index = self.index
-        if not index.docs:
-            return []
-        if not query.any():
+        if not index.docs or not query.any():
             return []
         if picks is None:
-            best, slack = scoring.best(index.vectors, index.scales, index.starts, query)
+            best, slack = scoring.best(index.vectors, index.scales, index.starts, query, index)
         else:
-            best, slack = scoring.best_among(index.vectors, index.scales, index.starts, index.ends, picks, query)
+            best, slack = scoring.best_among(index.vectors, index.scales, index.starts, index.ends, picks, query, index)
         settled = _settle(index, query, best, slack, limit)
+        index.release()  # the rows _settle and best_among gathered: a hit's cited ones are read again when shown
         near = settled.near
         return [
             Found(index.docs[near[k]], float(best[near[k]]), settled.cited(k), index.marks[near[k]])
@@ -277,10 +276,10 @@ def _settle(index: Loaded, query: NDArray[np.float32], best: NDArray[np.float32]
         none = np.zeros(0, dtype=np.int64)
         return _Settled(index, query, slack, near, none, np.zeros(0, dtype=np.float32), none, best[:0], none)
     windows, offsets, counts = scoring.rows_of(index.starts, index.ends, near)
-    rough = scoring.rough(index.vectors, index.scales, windows, query)
+    rough = scoring.rough(index.vectors, index.scales, windows, query, index)
     doubt = _in_doubt(rough, offsets, counts, CITED, slack)
     rows = windows[doubt]
-    exact = scoring.exact(index.vectors, index.scales, rows, query)
+    exact = scoring.exact(index.vectors, index.scales, rows, query, index)
     # Each transcript keeps at least its best window here, and its rows stay in order: reduceat by their counts.
     bounds = np.concatenate(([0], np.cumsum(np.add.reduceat(doubt, offsets)))).astype(np.int64)
     best[near] = np.maximum.reduceat(exact, bounds[:-1])
