@@ -300,7 +300,7 @@ def test_a_scan_shared_between_threads_answers_as_one_thread_does(
     # More than one block, so the server cuts shares (one per CPU, up to MOST) where transcripts start.
     assert len(index.vectors) > scoring.ROWS
     assert len(scoring._parts(index.starts, len(index.vectors), scoring.ROWS)) == min(scoring.MOST, len(cpus))
-    with pytest.MonkeyPatch.context() as env:  # the index (4.6 MB of rows) mapped from a file, not held (loaded._rows)
+    with pytest.MonkeyPatch.context() as env:  # its 4.6 MB of rows mapped from a file (loaded._RowFile)
         env.setenv(loaded.IN_MEMORY_ENV, "0")
         shared = started(start_server, db)
     os.sched_setaffinity(0, {min(cpus)})  # the server started now inherits it: scoring.PARTS is 1 there

@@ -159,6 +159,7 @@ def test_the_rows_are_mapped_from_an_unnamed_file_and_a_scan_holds_a_block_of_th
     back the pages they read, a block at a time, and what is read back is what was written. Nothing is left in the
     folder."""
     monkeypatch.setenv(loaded.IN_MEMORY_ENV, "36")  # MiB: the rows are over it
+    monkeypatch.setattr(scoring, "HELD", scoring.ROWS * 64)  # a scan hands back each block (4 by default)
     index = _synthetic(tmp_path, 6000, 100)  # 600k windows: 38.4 MB of rows, several blocks for each thread
     whole = index.vectors.nbytes >> 10
     assert _resident_kib(tmp_path) == (1, 0)  # one mapping, of a file no name reaches, and none of it resident

@@ -4,12 +4,11 @@ Read once per index file (nearest loads it on a thread of its own) into arrays s
 vectors' own bytes and a few bytes a window. A file whose rows do not add up is never trusted.
 
 Rows past IN_MEMORY (the vectors: 264 MB of the 100k store's 303 MiB index) go, on Linux, in a file of our own
-beside the index, never named (``tempfile.TemporaryFile``: gone when the server ends) and mapped: the page cache
-holds them, and each search hands back the pages it read (``Loaded.release``; ``scoring`` a block at a time). The
-server's resident memory is then its own and a block's, not the rows': at 100k, 171 MiB at its peak, not 412. The
-kernel may drop those pages under pressure and read them back from the file, where memory of the process's own
-would be swapped. Mapping them again costs each search: at 100k ~3.5 ms (3.3x the search by words becomes 3.55-3.9x),
-at 10k 1.6 ms (13.5, not 11.9: the 2x target's margin), so smaller indexes stay in memory (docs/search.md).
+beside the index that no name reaches (_RowFile), mapped: the page cache holds them, and each search hands back the
+pages it read (``Loaded.release``, from ``scoring`` as it goes). The server's resident memory is then its own and a
+few blocks', not the rows': at 100k, 190 MiB at its peak, not 412. The kernel may drop those pages under pressure
+and read them back from the file, where memory of the process's own would be swapped. Mapping them again costs a
+search at 100k ~1 ms (3.3x the search by words becomes ~3.45x); smaller indexes stay in memory (docs/search.md).
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ import tempfile
 from array import array
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -59,8 +58,9 @@ class Loaded:
         self.kinds = np.empty(windows, dtype=np.uint8)
         self.seqs = np.empty((windows, 2), dtype=np.int32)
         self.scales = np.empty(windows, dtype=np.float32)
-        self.vectors, self._mapping = _rows(windows, self.dims, path.parent)
-        self._kept = 0  # rows written since their pages were last handed back (add)
+        self._file = _row_file(windows * self.dims, path.parent)  # the rows' file while they are written (_RowFile)
+        self.vectors = np.empty((0 if self._file else windows, self.dims), dtype=np.int8)
+        self._mapping: mmap.mmap | None = None
         self.starts = np.zeros(0, dtype=np.int64)
         self.ends = np.zeros(0, dtype=np.int64)
         self._created: list[bytes] = []
@@ -78,11 +78,10 @@ class Loaded:
         self.kinds[at : at + n] = np.frombuffer(kinds, dtype=np.uint8)
         self.seqs[at : at + n] = np.frombuffer(seqs, dtype=np.int32).reshape(n, 2)
         self.scales[at : at + n] = np.frombuffer(scales, dtype=np.float32)
-        self.vectors[at : at + n] = np.frombuffer(vectors, dtype=np.int8).reshape(n, self.dims)
-        self._kept += n
-        if self._kept * self.dims >= HAND_BACK:  # written pages are the page cache's too: not held while loading
-            self.release(at + n - self._kept, at + n)
-            self._kept = 0
+        if self._file is not None:
+            self._file.write(vectors)
+        else:
+            self.vectors[at : at + n] = np.frombuffer(vectors, dtype=np.int8).reshape(n, self.dims)
         self.docs.append(str(doc))
         self.counts.append(n)
         self.marks.append(_mark(stamp))
@@ -100,13 +99,16 @@ class Loaded:
         self.created = np.array(self._created, dtype=np.bytes_)  # as wide as the longest: 24 bytes for the app's
         self.undated = self.created == b""
         self._created = []
+        if self._file is not None:
+            self._mapping = self._file.mapped()
+            self.vectors = np.frombuffer(self._mapping, dtype=np.int8).reshape(-1, self.dims)
+            self._file = None
         self.vectors.flags.writeable = False
-        self.release()
         return self
 
     @property
     def mapped(self) -> bool:
-        """Whether the rows are mapped from a file (_rows), their pages handed back as they are read."""
+        """Whether the rows are mapped from a file (_RowFile), their pages handed back as they are read."""
         return self._mapping is not None
 
     def release(self, lo: int = 0, hi: int | None = None) -> None:
@@ -184,7 +186,7 @@ class Loaded:
 
 
 PAGE = mmap.PAGESIZE
-HAND_BACK = 16 << 20  # bytes of rows written while loading before their pages are handed back
+WRITE = 16 << 20  # bytes of rows written to their file at a time
 
 
 # Rows held in the process's own memory up to this many MiB (about 50k transcripts at the test model's 64 dims, 12k
@@ -204,22 +206,55 @@ def in_memory() -> int:
     return IN_MEMORY << 20
 
 
-def _rows(windows: int, dims: int, folder: Path) -> tuple[NDArray[np.int8], mmap.mmap | None]:
-    """Room for every window's row: past in_memory(), mapped from an unnamed file in folder on Linux (where
-    posix_fallocate and MADV_DONTNEED are); else the process's own memory (also on Windows and macOS, and where
-    the folder is read-only or full)."""
-    size = windows * dims
-    if size > in_memory() and sys.platform == "linux" and hasattr(os, "posix_fallocate"):
+class _RowFile:
+    """The rows of an index past in_memory(), in an unnamed file in the index's folder (tempfile.TemporaryFile: an
+    O_TMPFILE on Linux, gone when the server ends), written WRITE bytes at a time and then mapped read-only.
+
+    Written with pwrite, not through the mapping: the page cache then holds them in large folios, which a scan maps
+    2 MiB a fault (the scan of 4.1M rows handed back block by block: 26.6 ms against 35.6 written through the
+    mapping, on two busy threads)."""
+
+    def __init__(self, file: IO[bytes], size: int) -> None:
+        self.file, self.size, self.at, self.pending = file, size, 0, bytearray()
+
+    def write(self, rows: bytes) -> None:
+        self.pending += rows
+        if len(self.pending) >= WRITE:
+            self._flush()
+
+    def _flush(self) -> None:
+        view = memoryview(self.pending)
+        while view:
+            wrote = os.pwrite(self.file.fileno(), view, self.at)
+            self.at, view = self.at + wrote, view[wrote:]
+        del view
+        self.pending.clear()
+
+    def mapped(self) -> mmap.mmap:
+        """The rows written, mapped read-only and shared (a page handed back is read back from the file)."""
+        self._flush()
         try:
-            with tempfile.TemporaryFile(dir=folder, prefix=".rows-") as file:
-                # The disk's room taken now: a sparse file on a full disk would fault (SIGBUS) when a row is written.
-                os.posix_fallocate(file.fileno(), 0, size)
-                mapping = mmap.mmap(file.fileno(), size)  # shared: a page handed back is read back from the file
-        except (OSError, ValueError):
-            pass
-        else:
-            return np.frombuffer(mapping, dtype=np.int8).reshape(windows, dims), mapping
-    return np.empty((windows, dims), dtype=np.int8), None
+            return mmap.mmap(self.file.fileno(), self.size, prot=mmap.PROT_READ)
+        finally:
+            self.file.close()  # the mapping holds the file open, and no name reaches it
+
+
+def _row_file(size: int, folder: Path) -> _RowFile | None:
+    """A file for rows of size bytes when they are past in_memory(), on Linux (where posix_fallocate and
+    MADV_DONTNEED are); None to hold them in the process's own memory (as also on Windows and macOS, and where the
+    folder is read-only or full)."""
+    if not size or size <= in_memory() or sys.platform != "linux" or not hasattr(os, "posix_fallocate"):
+        return None
+    try:
+        file = tempfile.TemporaryFile(dir=folder, prefix=".rows-")  # noqa: SIM115 - kept open by _RowFile until mapped
+    except OSError:
+        return None
+    try:  # the disk's room taken now: a file that could not grow would fail a write, or fault (SIGBUS) when read
+        os.posix_fallocate(file.fileno(), 0, size)
+    except OSError:
+        file.close()
+        return None
+    return _RowFile(file, size)
 
 
 def read(conn: sqlite3.Connection, path: Path, stamp: tuple[object, ...], meta: dict[str, str], dims: int) -> Loaded:
