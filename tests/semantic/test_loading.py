@@ -6,6 +6,7 @@ large index's seconds of reading), so what a search sees while it runs is decide
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
@@ -61,10 +62,14 @@ def test_a_search_during_a_load_goes_by_words_and_the_next_uses_the_index(
         "UPDATE docs SET chunks = '3' WHERE id = ?",  # not a count
     ],
 )
+@pytest.mark.parametrize("mapped", [False, True])
 def test_a_row_whose_arrays_do_not_fit_is_never_trusted(
-    index: Index, model_dir: Path, tmp_path: Path, damage: str
+    index: Index, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str, mapped: bool
 ) -> None:
-    """A damaged row makes the whole index unusable, said, rather than read out of bounds or sized by its claim."""
+    """A damaged row makes the whole index unusable, said, rather than read out of bounds or sized by its claim; the
+    file its rows were being written to (mapped) is not left open."""
+    if mapped:
+        monkeypatch.setenv(loaded.IN_MEMORY_ENV, "0")
     db = stores.write(tmp_path / "app" / "magnotia.db")
     assert index(db, "--model", str(model_dir)).returncode == 0
     conn = sqlite3.connect(indexfile.location(db))
@@ -73,6 +78,18 @@ def test_a_row_whose_arrays_do_not_fit_is_never_trusted(
     conn.close()
     with pytest.raises(loaded.Unavailable, match="damaged"):
         nearest.searcher(db, wait=60)
+    if Path("/proc/self/fd").is_dir():
+        folder = str(indexfile.location(db).parent)
+        assert not [path for path in _open_files() if path.startswith(folder)]
+
+
+def _open_files() -> list[str]:
+    """What this process's file descriptors name (/proc/self/fd; the listing's own is gone once listed)."""
+    named = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(FileNotFoundError):
+            named.append(os.readlink(f"/proc/self/fd/{fd}"))
+    return named
 
 
 def test_a_model_cut_short_under_the_server_is_searched_by_words_not_an_error(
