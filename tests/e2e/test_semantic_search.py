@@ -29,6 +29,7 @@ from magnotia_mcp.search.semantic import indexfile, loaded, nearest, scoring
 from magnotia_mcp.store.opening import stamp as store_stamp
 from tests.semantic import stores
 from tests.support.checked import checked_result
+from tests.support.mappings import mapped_kib
 from tests.support.protocol import MODERN
 from tests.support.server import Launcher, ServerProcess
 
@@ -51,20 +52,6 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, launcher: Launcher) -
     folder = tmp_path / "cache"
     monkeypatch.setenv(indexfile.CACHE_ENV, str(folder))  # the server processes inherit it
     return folder
-
-
-def mapped_kib(pid: int, folder: Path) -> tuple[int, int]:
-    """How many mappings of files under folder process pid has, and their resident KiB (/proc/<pid>/smaps)."""
-    mappings, total, inside = 0, 0, False
-    with open(f"/proc/{pid}/smaps", encoding="utf-8") as f:
-        for line in f:
-            head = line.split()[0]
-            if "-" in head and not head.endswith(":"):
-                inside = f" {folder}/" in line
-                mappings += inside
-            elif inside and head == "Rss:":
-                total += int(line.split()[1])
-    return mappings, total
 
 
 def build_index(db: Path) -> None:
@@ -316,9 +303,9 @@ def test_a_scan_shared_between_threads_answers_as_one_thread_does(
         assert any(hit["matched_by"] != "words" for hit in answers[0]["hits"]), answers[0]
     # One server maps its rows from a file no name reaches (on Linux), and holds at most the pages of rows a hit cited
     # after its search handed back the rest; the other holds them, as every index up to 128 MiB of rows is held.
-    assert mapped_kib(alone.proc.pid, cache) == (0, 0)
+    assert mapped_kib(cache, alone.proc.pid) == (0, 0)
     if hasattr(os, "posix_fallocate"):
-        mappings, resident = mapped_kib(shared.proc.pid, cache)
+        mappings, resident = mapped_kib(cache, shared.proc.pid)
         assert mappings == 1
         assert resident < (index.vectors.nbytes >> 10) // 4, (resident, index.vectors.nbytes)
     own = indexfile.location(db).name

@@ -22,6 +22,7 @@ from magnotia_mcp.search.semantic import indexfile, loaded, nearest, scoring
 from magnotia_mcp.tools import search
 from tests.semantic import stores
 from tests.semantic.conftest import Index
+from tests.support.mappings import mapped_kib
 
 
 def test_a_search_during_a_load_goes_by_words_and_the_next_uses_the_index(
@@ -125,20 +126,6 @@ def test_a_model_cut_short_under_the_server_is_searched_by_words_not_an_error(
     assert "went by words" in said["why"]
 
 
-def _resident_kib(folder: Path) -> tuple[int, int]:
-    """How many mappings of files in folder this process has, and their resident KiB, from /proc/self/smaps."""
-    mappings, total, inside = 0, 0, False
-    with open("/proc/self/smaps", encoding="utf-8") as f:
-        for line in f:
-            head = line.split()[0]
-            if "-" in head and not head.endswith(":"):
-                inside = f" {folder}/" in line
-                mappings += inside
-            elif inside and head == "Rss:":
-                total += int(line.split()[1])
-    return mappings, total
-
-
 def _synthetic(folder: Path, docs: int, each: int) -> loaded.Loaded:
     """An index of docs transcripts of each windows of seeded rows, read as loaded.read reads one."""
     draw = np.random.default_rng(7)
@@ -163,7 +150,7 @@ class _Spy:
         return self.index.mapped
 
     def release(self, lo: int = 0, hi: int | None = None) -> None:
-        self.seen.append(_resident_kib(self.folder)[1])
+        self.seen.append(mapped_kib(self.folder)[1])
         self.index.release(lo, hi)
 
 
@@ -179,7 +166,7 @@ def test_the_rows_are_mapped_from_an_unnamed_file_and_a_scan_holds_a_block_of_th
     monkeypatch.setattr(scoring, "HELD", scoring.ROWS * 64)  # a scan hands back each block (4 by default)
     index = _synthetic(tmp_path, 6000, 100)  # 600k windows: 38.4 MB of rows, several blocks for each thread
     whole = index.vectors.nbytes >> 10
-    assert _resident_kib(tmp_path) == (1, 0)  # one mapping, of a file no name reaches, and none of it resident
+    assert mapped_kib(tmp_path) == (1, 0)  # one mapping, of a file no name reaches, and none of it resident
     assert list(tmp_path.iterdir()) == []
     query = np.random.default_rng(8).standard_normal(64).astype(np.float32)
     query /= np.linalg.norm(query)
@@ -194,7 +181,7 @@ def test_the_rows_are_mapped_from_an_unnamed_file_and_a_scan_holds_a_block_of_th
     most = (scoring.PARTS + 1) * (block + folio)  # a block per thread
     assert max(spy.seen) <= most < whole, (max(spy.seen), most, whole)
     index.release()
-    assert _resident_kib(tmp_path) == (1, 0)
+    assert mapped_kib(tmp_path) == (1, 0)
     # A gather of rows scattered over all (every 150th: a query near most transcripts), roughly and exactly: each
     # holds at most MAPPED of whole folios at a time, where one block of it would have mapped them all.
     scattered = np.arange(0, len(index.vectors), 150, dtype=np.int64)
@@ -206,9 +193,9 @@ def test_the_rows_are_mapped_from_an_unnamed_file_and_a_scan_holds_a_block_of_th
         assert max(spy.seen) <= (scoring.MAPPED >> 10) + 2 * folio < whole, (gather, max(spy.seen))
         index.release()  # what a fault mapped about a cut's span, past it: a search releases all when it is done
     scoring.best(index.vectors, index.scales, index.starts, query)  # without release: the measure sees the rows
-    assert _resident_kib(tmp_path)[1] > most
+    assert mapped_kib(tmp_path)[1] > most
     index.release()
-    assert _resident_kib(tmp_path)[1] == 0
+    assert mapped_kib(tmp_path)[1] == 0
 
 
 @pytest.mark.skipif(not Path("/proc/self/smaps").is_file(), reason="reads the process's mappings from /proc")
@@ -221,7 +208,7 @@ def test_rows_the_folder_cannot_take_are_held_in_memory(tmp_path: Path, monkeypa
     monkeypatch.setattr(os, "posix_fallocate", full, raising=False)
     monkeypatch.setenv(loaded.IN_MEMORY_ENV, "0")
     index = _synthetic(tmp_path, 30, 10)
-    assert _resident_kib(tmp_path) == (0, 0)
+    assert mapped_kib(tmp_path) == (0, 0)
     assert list(tmp_path.iterdir()) == []
     query = np.full(64, 0.125, dtype=np.float32)
     got, _ = scoring.best(index.vectors, index.scales, index.starts, query, index)
@@ -239,6 +226,6 @@ def test_rows_up_to_the_chosen_mib_are_held_in_memory(
     monkeypatch.setenv(loaded.IN_MEMORY_ENV, given)
     index = _synthetic(tmp_path, 6000, 100)  # 36.6 MiB of rows
     assert (index.vectors.nbytes >> 20) == 36
-    assert _resident_kib(tmp_path)[0] == (1 if mapped and hasattr(os, "posix_fallocate") else 0)
+    assert mapped_kib(tmp_path)[0] == (1 if mapped and hasattr(os, "posix_fallocate") else 0)
     said = capsys.readouterr().err
     assert ("is not a whole number of MiB" in said) == (given == "lots"), said
