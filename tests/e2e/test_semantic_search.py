@@ -98,11 +98,13 @@ def ids(result: dict[str, Any]) -> list[str]:
     return [hit["transcript_id"] for hit in result["hits"]]
 
 
-def eventually(server: ServerProcess, query: str, done: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+def eventually(
+    server: ServerProcess, query: str, done: Callable[[dict[str, Any]], bool], **filters: Any
+) -> dict[str, Any]:
     """Search until done(answer): the server refreshes its index on a thread of its own, so this waits on an event."""
     deadline = time.monotonic() + 120  # a bound for a broken server, not a speed: it is never asserted on
     while True:
-        result = search(server, query=query)
+        result = search(server, query=query, **filters)
         if done(result):
             return result
         assert time.monotonic() < deadline, f"the server never got there; its last answer: {result}"
@@ -647,5 +649,51 @@ def test_the_server_keeps_its_index_current(store: Path, start_server: Start, la
             stores.EXPORT,
             stores.NEW,
         }  # the trashed meeting's vectors are gone from our file too
+    finally:
+        index.close()
+
+
+def test_a_transcript_redated_or_refiled_in_place_is_found_by_its_new_date_and_source(
+    store: Path, start_server: Start, launcher: Launcher
+) -> None:
+    """created_at and source are in no stamp (updated_at and the sizes of what is embedded): a meeting redated and
+    given another source in place keeps its vectors. The index scores only the transcripts it holds as passing a
+    search's filters, so the server's refresh writes the new date and source into it, without embedding anything,
+    and a search by meaning restricted to them finds the meeting there, by meaning, and no longer where it was."""
+    if launcher.kind == "frozen":
+        pytest.skip("the one-file build has no semantic extra")
+    query = "new head of development"
+    server = started(start_server, store)
+    assert stores.LEAD_DE in ids(search(server, query=query, source="meeting", since=ts(6)))
+    vectors = dict(_docs(store))
+    conn = sqlite3.connect(store)
+    with conn:
+        conn.execute(
+            "UPDATE transcripts SET created_at = ?, source = 'dictation' WHERE id = ?",
+            (ts(2, year=2024), stores.LEAD_DE),
+        )
+    conn.close()
+    moved = eventually(server, query, lambda r: stores.LEAD_DE in ids(r), source="dictation", until=ts(1, year=2025))
+    assert ids(moved) == [stores.LEAD_DE]  # the only dictation of 2024
+    assert moved["hits"][0]["matched_by"] == "meaning"
+    assert moved["semantic"]["complete"] is True
+    assert stores.LEAD_DE not in ids(search(server, query=query, source="meeting"))
+    assert stores.LEAD_DE not in ids(search(server, query=query, since=ts(6)))
+    index = sqlite3.connect(indexfile.location(store))
+    try:
+        held = index.execute(
+            "SELECT d.created_at, s.source FROM docs d JOIN sources s ON s.doc = d.id WHERE d.id = ?", (stores.LEAD_DE,)
+        ).fetchone()
+    finally:
+        index.close()
+    assert held == (ts(2, year=2024), "dictation")
+    assert dict(_docs(store)) == vectors  # nothing embedded again
+
+
+def _docs(store: Path) -> list[tuple[str, bytes]]:
+    """Each transcript the index holds, and its vectors' bytes."""
+    index = sqlite3.connect(indexfile.location(store))
+    try:
+        return index.execute("SELECT id, vectors FROM docs").fetchall()
     finally:
         index.close()

@@ -84,8 +84,11 @@ def indexed_ids(db: Path, env: dict[str, str]) -> set[str]:
 MAY = "2026-05-01T00:00:00.000Z"
 
 
-def passes(created: str | bytes, window: dict[str, str]) -> bool:
-    """Whether created_at passes since/until as SQLite compares them: texts by their bytes, a BLOB after all."""
+def passes(created: str | bytes, source: str, window: dict[str, str]) -> bool:
+    """Whether created_at passes since/until as SQLite compares them (texts by their bytes, a BLOB after all), and
+    the source is the one asked for."""
+    if window.get("source", source) != source:
+        return False
     if isinstance(created, bytes):  # a Blob: created_at is never drawn as TEXT that is not UTF-8
         return "until" not in window
     return window.get("since", "") <= created and ("until" not in window or created < window["until"])
@@ -144,6 +147,11 @@ def test_every_store_shape_is_indexed_and_searched_by_meaning(
     first = build(db, env)
     assert f"{len(shape.live)} transcripts ({len(shape.live)} embedded" in first, first
     assert indexed_ids(db, env) == {t.id for t in shape.live}
+    # What the index holds of every transcript compares equal to the store's: a second run has nothing to do,
+    # whatever created_at holds (else each run, and a server's every refresh, would write the index again).
+    again = build(db, env)
+    assert f"(0 embedded, {len(shape.live)} already up to date, 0 removed" in again, again
+    assert "brought the date or source" not in again, again
     proc = ServerProcess(launcher.argv(db), env=env, cwd=Path(tempfile.gettempdir()))
     try:
         server = Checked(proc, shape)
@@ -172,21 +180,31 @@ def test_every_store_shape_is_indexed_and_searched_by_meaning(
             spoken += len(moments)
         if spoken:
             event("a speaker's moments cited")
-        # Restricted in time: the hits are those of the search without it that pass, as the store's SQL compares
-        # created_at (a BLOB is after every text).
+        # Restricted in time or by source: the hits are those of the search without it that pass, as the store's SQL
+        # compares created_at (a BLOB is after every text).
         ask = {"query": "budget launch plan", "limit": 50}
         everything = server.tool("search_transcripts", ask)
         assert everything is not None
         created = {t.id: t.created_at for t in shape.live}
-        for window in ({"since": MAY}, {"until": MAY}, {"since": "2026-04-15T00:00:00.000Z", "until": MAY}):
+        sources = {t.id: t.source for t in shape.live}
+        windows: list[dict[str, str]] = [
+            {"since": MAY},
+            {"until": MAY},
+            {"since": "2026-04-15T00:00:00.000Z", "until": MAY},
+        ]
+        windows += [{"source": "meeting"}, {"source": "dictation", "since": "2026-04-15T00:00:00.000Z"}]
+        for window in windows:
             result = server.tool("search_transcripts", {**ask, **window})
             assert result is not None
             found = check_hits(shape, result)
             assert set(found) == {
-                hit["transcript_id"] for hit in everything["hits"] if passes(created[hit["transcript_id"]], window)
+                tid
+                for tid in (hit["transcript_id"] for hit in everything["hits"])
+                if passes(created[tid], sources[tid], window)
             }
             for tid in found:
-                event("a hit restricted in time" + (", its created_at odd" if odd(created[tid]) else ""))
+                restricted = "by source" if list(window) == ["source"] else "in time"
+                event(f"a hit restricted {restricted}" + (", its created_at odd" if odd(created[tid]) else ""))
         # A page cut to the smallest budget, followed through its cursors: each hit once, none from the trash;
         # with a speaker too.
         for who in ({}, *({"speaker": lab} for lab in labels[:1] if lab.strip() and len(lab) <= 200)):

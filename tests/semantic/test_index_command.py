@@ -16,7 +16,7 @@ import pytest
 
 from devkit.storefactory import ts
 from magnotia_mcp.cli.doctor import semantic_line
-from magnotia_mcp.search.semantic import build, indexfile, loaded
+from magnotia_mcp.search.semantic import build, indexfile, loaded, nearest
 from magnotia_mcp.search.semantic.build import update
 from magnotia_mcp.search.semantic.model import StaticModel, fingerprint
 from tests.semantic import stores
@@ -344,3 +344,44 @@ def test_a_run_that_finds_the_speakers_listed_lists_nothing(index: Index, model_
         conn.close()
         source.close()
     assert speakers(db) == before
+
+
+def test_an_index_written_before_it_held_sources_gets_them_without_embedding(
+    index: Index, model_dir: Path, tmp_path: Path
+) -> None:
+    """An index from an earlier version has no table of sources: a server reads it as one whose transcripts may be
+    of any source (the store's word decides), and the next run lists them all, embedding nothing, once."""
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    assert index(db, "--model", str(model_dir)).returncode == 0
+    where = indexfile.location(db)
+    conn = sqlite3.connect(where)
+    with conn:
+        conn.execute("DROP TABLE sources")
+    conn.close()
+    old = nearest._load(db, indexfile.stamp(where)).index  # as a server reads it
+    files = loaded.passing(old, (None, None, "file"))  # no transcript is a file: the index cannot say so
+    assert files is not None
+    assert len(old.docs) == 5
+    assert {old.docs[d] for d in files.tolist()} == set(old.docs)
+    done = index(db)
+    assert done.returncode == 0, done.stderr
+    assert "brought the date or source of 5 transcripts up to date (no embedding)" in done.stdout, done.stdout
+    assert "(0 embedded, 5 already up to date, 0 removed" in done.stdout
+    assert "brought the date" not in index(db).stdout  # once
+    conn = sqlite3.connect(db)
+    want = dict(conn.execute("SELECT id, source FROM transcripts WHERE deleted_at IS NULL").fetchall())
+    conn.close()
+    conn = sqlite3.connect(where)
+    try:
+        assert dict(conn.execute("SELECT doc, source FROM sources").fetchall()) == want
+    finally:
+        conn.close()
+    now = nearest._load(db, indexfile.stamp(where)).index
+    files = loaded.passing(now, (None, None, "file"))
+    assert files is not None
+    assert files.tolist() == []
+    dictated = loaded.passing(now, (None, None, "dictation"))
+    assert dictated is not None
+    assert (
+        {now.docs[d] for d in dictated.tolist()} == {stores.EXPORT} == {d for d, s in want.items() if s == "dictation"}
+    )

@@ -135,7 +135,7 @@ def _synthetic(folder: Path, docs: int, each: int) -> loaded.Loaded:
     for d in range(docs):
         scales = (draw.random(each, dtype=np.float32) / 100).tobytes()
         own = rows[d * each : (d + 1) * each].tobytes()
-        index.add((f"doc{d:05}", each, kinds, seqs, scales, own, "-", "2026-05-20T10:00:00.000Z"))
+        index.add((f"doc{d:05}", each, kinds, seqs, scales, own, "-", "2026-05-20T10:00:00.000Z", "meeting"))
     return index.done()
 
 

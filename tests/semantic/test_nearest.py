@@ -26,6 +26,7 @@ from magnotia_mcp.search.semantic import found as found_module
 from magnotia_mcp.search.semantic import indexfile, nearest, scoring
 from magnotia_mcp.search.semantic import loaded as loaded_module
 from magnotia_mcp.search.semantic.chunks import SPOKEN
+from magnotia_mcp.search.semantic.loaded import passing
 from magnotia_mcp.search.speakers import speaker_key
 from magnotia_mcp.tools import search
 from tests.semantic import stores
@@ -306,37 +307,46 @@ def test_a_speakers_nearest_are_those_of_scoring_the_windows_they_spoke_in_exact
     assert found.near(relevance.MEANING_QUERIES[0].text, 3, sorted(said)[0]).speaker is None
 
 
-def test_a_time_filters_nearest_are_those_of_scoring_what_it_keeps_exactly(
+def test_a_filters_nearest_are_those_of_scoring_what_it_keeps_exactly(
     index: Index, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """near(text, limit, since=, until=): only the transcripts the index says were created then are scored, so
-    the first ask of a filtered search is the nearest among them (as scoring their windows exactly gives), not
-    the nearest overall; their created_at compared as SQLite compares the store's text."""
+    """near(text, limit, filters=(since, until, source)): only the transcripts the index says were created then, of
+    that source, are scored, so the first ask of a filtered search is the nearest among them (as scoring their
+    windows exactly gives), not the nearest overall; their created_at compared as SQLite compares the store's text."""
     found = _blockwise(index, model_dir, tmp_path, monkeypatch, simd=True, rows=7, mapped=True)
     loaded = found.index
     docs = loaded.docs
     conn = sqlite3.connect(f"file:{loaded.meta['store']}?mode=ro", uri=True)
     created = dict(conn.execute("SELECT id, created_at FROM transcripts").fetchall())
+    sources = dict(conn.execute("SELECT id, source FROM transcripts").fetchall())
     conn.close()
     times = sorted(created[d] for d in docs)
     every = np.arange(len(loaded.vectors), dtype=np.int64)
     spans = list(zip(loaded.starts.tolist(), loaded.ends.tolist(), strict=True))
     checked = 0
-    for since, until in ((times[len(times) // 2], None), (None, times[len(times) // 3]), (times[5], times[-5])):
+    kinds = sorted({sources[d] for d in docs})
+    assert len(kinds) == 3, kinds  # dictation, file, meeting
+    ways = [(times[len(times) // 2], None, None), (None, times[len(times) // 3], None), (times[5], times[-5], None)]
+    ways += [(None, None, kind) for kind in kinds] + [(times[5], times[-5], kinds[0])]
+    for since, until, source in ways:
         kept = {d for d, doc in enumerate(docs) if (since is None or created[doc] >= since)}
         kept &= {d for d, doc in enumerate(docs) if (until is None or created[doc] < until)}
+        kept &= {d for d, doc in enumerate(docs) if (source is None or sources[doc] == source)}
         assert 0 < len(kept) < len(docs)
-        assert set(loaded.dated(since, until).tolist()) == kept
+        picks = passing(loaded, (since, until, source))
+        assert picks is not None
+        assert set(picks.tolist()) == kept
         for text in [q.text for q in relevance.MEANING_QUERIES]:
             query = found.model.embed([text])[0]
             exact = scoring.exact(loaded.vectors, loaded.scales, every, query)
             bests = [float(exact[lo:hi].max()) if d in kept else -np.inf for d, (lo, hi) in enumerate(spans)]
             for limit in (1, 3, len(docs)):
                 want = reference(bests, limit)
-                got = found.near(text, limit, since=since, until=until).found
-                assert [(f.doc, f.score) for f in got] == [(docs[d], bests[d]) for d in want], (text, since, until)
+                got = found.near(text, limit, None, (since, until, source)).found
+                assert [(f.doc, f.score) for f in got] == [(docs[d], bests[d]) for d in want], (text, since, source)
                 checked += 1
-    assert checked >= 3 * 3 * len(relevance.MEANING_QUERIES)
+    assert checked >= 7 * 3 * len(relevance.MEANING_QUERIES)
+    assert passing(loaded, (None, None, None)) is None  # no filter: every transcript, no list of them
 
 
 def test_a_created_at_that_does_not_compare_as_text_is_left_to_the_store(
@@ -361,7 +371,8 @@ def test_a_created_at_that_does_not_compare_as_text_is_left_to_the_store(
     loaded = nearest.searcher(db, wait=60).index
 
     def dated(since: str | None, until: str | None) -> set[str]:
-        return {loaded.docs[d] for d in loaded.dated(since, until).tolist()}
+        picks = passing(loaded, (since, until, None))
+        return set(loaded.docs) if picks is None else {loaded.docs[d] for d in picks.tolist()}
 
     assert dated("2026-06-01", None) == {june, blob, number, long}
     assert dated(None, "2026-01-01") == {old, blob, number, long}

@@ -139,6 +139,8 @@ def run_index(db: str | None, *, model: str | None, drop: bool, download: bool =
         print(f"started afresh: {report.rebuilt}")
     if report.listed is not None:
         print(f"listed who spoke where in {report.listed} transcripts (an index from an earlier version; no embedding)")
+    if report.moved:
+        print(f"brought the date or source of {report.moved} transcripts up to date (no embedding)")
     print(
         f"semantic index of {store}: {report.live} transcripts ({report.embedded} embedded, {report.kept} "
         f"already up to date, {report.removed} removed as trashed or deleted), {report.chunks} chunks in "

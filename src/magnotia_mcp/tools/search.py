@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # annotations only: the query language and numpy load on the 
 
     from magnotia_mcp.search.querylang import Query
     from magnotia_mcp.search.semantic.found import Near
+    from magnotia_mcp.search.semantic.loaded import Filters
 
 
 async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
@@ -120,7 +121,7 @@ async def _meaning(
 
     Only a search by relevance asks the index. Nothing of the semantic extra is imported unless the store
     has an index file; the work runs on a worker thread. times: the search's since and until, as the store's
-    rows are compared with them.
+    rows are compared with them; with its source, the index scores only the transcripts it says may pass.
     """
     if args["sort"] != "relevance" or query.empty:
         return None, None
@@ -143,7 +144,8 @@ async def _meaning(
     filtered = any(k in args for k in ("since", "until", "source", "speaker"))
     speaker = speaker_key(args["speaker"]) if "speaker" in args else None
     most = NEAR * (MAX_HITS if filtered else limit)
-    return await asyncio.to_thread(_nearest, path, args["query"], most, speaker, times)
+    filters = (*times, args.get("source"))
+    return await asyncio.to_thread(_nearest, path, args["query"], most, speaker, filters)
 
 
 # One BLAS thread for the server, unless the user chose: it scores one query at a time, on a worker thread
@@ -154,7 +156,7 @@ _BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THRE
 
 
 def _nearest(
-    path: Path, text: str, limit: int, speaker: str | None = None, times: tuple[str | None, str | None] = (None, None)
+    path: Path, text: str, limit: int, speaker: str | None = None, filters: Filters = (None, None, None)
 ) -> tuple[Near | None, dict[str, Any]]:
     import os
 
@@ -177,7 +179,7 @@ def _nearest(
     from magnotia_mcp.search.semantic import refresh
 
     try:
-        near = found.near(text, limit, speaker, *times)
+        near = found.near(text, limit, speaker, filters)
     except ModelError as exc:  # its file changed under the server (cut short): never garbage, and never an error
         return None, {"used": False, "why": f"{exc}; this search went by words only"}
     complete = found.index.complete and not refresh.behind(path, found)

@@ -1,10 +1,12 @@
 """Bring a store's semantic index up to date: embed what is new or edited, forget what was trashed or purged.
 
-Each transcript is compared by a *stamp* (its ``updated_at`` and the sizes of what is embedded),
-read in the same snapshot as its text, so an edit made while indexing is seen next time. Work is
+Each transcript is compared by a *stamp* (its ``updated_at`` and the sizes of what is embedded:
+store.embedded), read in the same snapshot as its text, so an edit made while indexing is seen next time. Work is
 committed a batch of transcripts at a time, newest first: an interrupted run keeps every batch it
 finished, and the next run goes on from there. A transcript in the trash is never embedded, and
-one moved to the trash since the last run loses its vectors here.
+one moved to the trash since the last run loses its vectors here. Its ``created_at`` and source, which no stamp
+holds, are compared too, and brought current without embedding it again (a meeting redated, an index written
+before it held sources).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,20 +25,15 @@ from magnotia_mcp.search.semantic import indexfile
 from magnotia_mcp.search.semantic.chunks import Segment, chunks, segment
 from magnotia_mcp.search.semantic.model import StaticModel, fingerprint
 from magnotia_mcp.search.speakers import fold_label
-from magnotia_mcp.store.hits import BLANK, EMBEDDED_TEXT
+from magnotia_mcp.store import embedded
+from magnotia_mcp.store.hits import BLANK
 from magnotia_mcp.store.opening import open_readonly
 from magnotia_mcp.store.opening import stamp as store_stamp
 
 BATCH = 16  # transcripts per transaction: a meeting is ~100 chunks; an interrupt loses at most one batch
 LISTED = 500  # transcripts whose speakers an older index is given at a time (_list_speakers)
 
-# Everything the embedded text depends on: an edit changes updated_at, and a change that did not moves a size.
-_STAMP = """
-    coalesce(t.updated_at, '') || '|' || length(coalesce(t.title, '')) || '|' || length(coalesce(t.raw_text, ''))
-    || '|' || coalesce(length(t.formatted_text), -1) || '|'
-    || (SELECT count(*) || ':' || coalesce(sum(length(s.text)), 0) FROM segments s WHERE s.transcript_id = t.id)
-"""
-_LIVE = f"SELECT t.id, {_STAMP}, coalesce(t.created_at, '') FROM transcripts t WHERE t.deleted_at IS NULL"
+_HELD = "SELECT d.id, d.stamp, d.created_at, s.source FROM docs d LEFT JOIN sources s ON s.doc = d.id"
 
 
 @dataclass
@@ -50,6 +48,7 @@ class Report:
     seconds: float = 0.0
     interrupted: bool = False
     kept: int = field(default=0)  # transcripts already up to date
+    moved: int = 0  # of those, how many had their created_at or source brought current (_moved)
     complete: bool = False  # the index was complete before this run (then a run with nothing to do writes nothing)
     current: bool = False  # the run ended with the index current with the store as it was when the run began
     listed: int | None = None  # transcripts given the list of who spoke where, when the index had none (_list_speakers)
@@ -86,6 +85,8 @@ def _open_index(store: Path, meta: dict[str, str], report: Report, rebuild: bool
             raise indexfile.Unusable("it is gone")
         return indexfile.create(store, meta)
     conn, old = found
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sources'").fetchone() is None:
+        _add_sources(conn)
     if old.get("model_sha256") != meta["model_sha256"]:
         conn.close()
         if not rebuild:
@@ -98,6 +99,25 @@ def _open_index(store: Path, meta: dict[str, str], report: Report, rebuild: bool
     return conn
 
 
+def _add_sources(index: sqlite3.Connection) -> None:
+    """Give an index written before it held sources their table, empty: the run fills it (``_moved``)."""
+    index.execute("BEGIN IMMEDIATE")  # another run (the command's, a server's) may be adding it too
+    try:
+        if index.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sources'").fetchone() is None:
+            index.execute(indexfile.SOURCES)
+        index.execute("COMMIT")
+    except BaseException:
+        if index.in_transaction:
+            index.execute("ROLLBACK")
+        raise
+
+
+def _moved(live: dict[str, tuple[Any, ...]], held: dict[str, tuple[Any, ...]]) -> list[str]:
+    """The transcripts whose embedded content the index holds as it is (equal stamps), but not their created_at or
+    source: those are written again, without embedding (a meeting redated, an index that held no sources)."""
+    return [doc for doc, had in held.items() if doc in live and live[doc][0] == had[0] and live[doc][1:] != had[1:]]
+
+
 def _when(created: object) -> str:
     """A created_at to order transcripts by, newest first: the store's text; any other value (a blob, a number in
     a store that holds one) as the oldest, never an error (sorting bytes with text raises)."""
@@ -106,29 +126,16 @@ def _when(created: object) -> str:
 
 def _contents(
     store: sqlite3.Connection, ids: Sequence[str]
-) -> tuple[list[tuple[str, str, str, str, str, list[Segment]]], dict[str, dict[str, list[int]]]]:
-    """(id, stamp, created_at, title, text, segments) of the batch's live transcripts, and what each speaker said
-    in them (``_said``), in one snapshot."""
-    marks = ",".join("?" * len(ids))
+) -> tuple[list[tuple[str, str, Any, str | None, str, str, list[Segment]]], dict[str, dict[str, list[int]]]]:
+    """(id, stamp, created_at, source, title, text, segments) of the batch's live transcripts, and what each speaker
+    said in them (``_said``), in one snapshot."""
     store.execute("BEGIN")
     try:
-        rows = store.execute(
-            f"SELECT t.id, {_STAMP}, coalesce(t.created_at, ''), coalesce(t.title, ''),"
-            f" {EMBEDDED_TEXT}"
-            f" FROM transcripts t WHERE t.deleted_at IS NULL AND t.id IN ({marks})",
-            list(ids),
-        ).fetchall()
-        said: dict[str, list[Segment]] = {}
-        for tid, seq, start, end, speaker, text in store.execute(
-            "SELECT transcript_id, seq, start_ms, end_ms, speaker, text FROM segments"
-            f" WHERE transcript_id IN ({marks}) ORDER BY transcript_id, seq",
-            list(ids),
-        ):
-            said.setdefault(tid, []).append(segment(seq, start, end, speaker, text))
-        who = _said(store, f" AND transcript_id IN ({marks})", list(ids))
+        heads, said = embedded.batch(store, ids)
+        who = _said(store, f" AND transcript_id IN ({','.join('?' * len(ids))})", list(ids))
     finally:
         store.execute("COMMIT")
-    return [(r[0], r[1], r[2], r[3], r[4], said.get(r[0], [])) for r in rows], who
+    return [(*head, [segment(*s) for s in said.get(head[0], [])]) for head in heads], who
 
 
 def _said(store: sqlite3.Connection, where: str = "", params: Sequence[str] = ()) -> dict[str, dict[str, list[int]]]:
@@ -240,18 +247,20 @@ def update(
         source.close()
         raise
     try:
-        live = {row[0]: (row[1], row[2]) for row in source.execute(_LIVE)}
+        live = embedded.live(source)  # by id: (stamp, created_at, source)
         report.live = len(live)
-        indexed = dict(index.execute("SELECT id, stamp FROM docs").fetchall())
+        held = {row[0]: row[1:] for row in index.execute(_HELD)}
+        indexed = {doc: had[0] for doc, had in held.items()}
         if index.execute("SELECT value FROM meta WHERE key = 'speakers'").fetchone() != ("1",):
             report.listed = _list_speakers(source, index)
         gone = [doc for doc in indexed if doc not in live]
         todo = sorted(
-            (doc for doc, (stamp, _) in live.items() if indexed.get(doc) != stamp), key=lambda d: _when(live[d][1])
+            (doc for doc, (stamp, *_) in live.items() if indexed.get(doc) != stamp), key=lambda d: _when(live[d][1])
         )
         todo.reverse()  # newest first: what a user asks about most is indexed first
         report.kept = len(live) - len(todo)
-        if not gone and not todo and report.complete:
+        moved = _moved(live, held)
+        if not gone and not todo and not moved and report.complete:
             report.current = True
             # Nothing to do: the file is not touched (a server that reads it need not reload it), unless its speakers
             # were just listed.
@@ -262,8 +271,14 @@ def update(
             marks = ",".join("?" * len(gone[i : i + 500]))
             index.execute(f"DELETE FROM docs WHERE id IN ({marks})", gone[i : i + 500])
             index.execute(f"DELETE FROM speakers WHERE doc IN ({marks})", gone[i : i + 500])
+            index.execute(f"DELETE FROM sources WHERE doc IN ({marks})", gone[i : i + 500])
+        index.executemany("UPDATE docs SET created_at = ? WHERE id = ?", [(live[doc][1], doc) for doc in moved])
+        index.executemany("DELETE FROM sources WHERE doc = ?", [(doc,) for doc in moved])
+        index.executemany(
+            "INSERT INTO sources (doc, source) VALUES (?, ?)", [(d, live[d][2]) for d in moved if live[d][2]]
+        )
         index.execute("COMMIT")
-        report.removed = len(gone)
+        report.removed, report.moved = len(gone), len(moved)
         shown = progress or (lambda _done, _total: None)
         shown(0, len(todo))
         try:
@@ -294,12 +309,12 @@ def update(
 def _embed_batch(source: sqlite3.Connection, index: sqlite3.Connection, model: StaticModel, ids: list[str]) -> int:
     """Embed one batch of transcripts and replace their rows, in one transaction; the number of windows."""
     found, who = _contents(source, ids)
-    cut = [chunks(title, text, segs) for _, _, _, title, text, segs in found]
+    cut = [chunks(title, text, segs) for *_, title, text, segs in found]
     scales, rows = quantized(model.embed([piece.text for pieces in cut for piece in pieces]))
     packed = []
     listed = []
     at = 0
-    for (tid, stamp, created, *_), pieces in zip(found, cut, strict=True):
+    for (tid, stamp, created, _, *_), pieces in zip(found, cut, strict=True):
         n = len(pieces)
         seqs = np.asarray(
             [
@@ -329,5 +344,7 @@ def _embed_batch(source: sqlite3.Connection, index: sqlite3.Connection, model: S
     index.executemany(f"INSERT INTO docs ({indexfile.DOC_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", packed)
     index.execute(f"DELETE FROM speakers WHERE doc IN ({','.join('?' * len(ids))})", ids)
     index.executemany("INSERT INTO speakers (speaker, doc, windows) VALUES (?, ?, ?)", listed)
+    index.execute(f"DELETE FROM sources WHERE doc IN ({','.join('?' * len(ids))})", ids)
+    index.executemany("INSERT INTO sources (doc, source) VALUES (?, ?)", [(f[0], f[3]) for f in found if f[3]])
     index.execute("COMMIT")
     return at

@@ -13,7 +13,9 @@ lists who spoke in each (their labels folded as a search compares them) and the 
 a search restricted to a speaker: the store has no index on speakers (listing the transcripts one spoke in
 reads every segment), and a window says only which segments it spans.
 An index written before it had that table gets it from the next run that updates the index (meta
-``speakers`` is 1 once every transcript's are in).
+``speakers`` is 1 once every transcript's are in). ``sources`` holds each transcript's source, for a search
+restricted to one: every run that updates the index brings it, and ``docs.created_at``, current with the store
+(an index written before it had the table gets it then; until then its transcripts may be of any source).
 """
 
 from __future__ import annotations
@@ -50,6 +52,13 @@ CREATE TABLE speakers (
     doc TEXT NOT NULL,        -- a transcript of docs with a segment of theirs with words
     windows BLOB NOT NULL,    -- int32: the places among doc's windows of those holding one (build._spoken)
     PRIMARY KEY (speaker, doc)
+) WITHOUT ROWID;
+"""
+
+SOURCES = """
+CREATE TABLE sources (
+    doc TEXT PRIMARY KEY,     -- a transcript of docs whose source is a text in the store
+    source TEXT NOT NULL      -- as the store has it: dictation, meeting or file
 ) WITHOUT ROWID;
 """
 
@@ -194,7 +203,7 @@ def create(store: Path, meta: dict[str, str]) -> sqlite3.Connection:
     conn = _connect(path, mode="rw")
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-    conn.executescript("BEGIN;" + SCHEMA + SPEAKERS + "COMMIT;")
+    conn.executescript("BEGIN;" + SCHEMA + SPEAKERS + SOURCES + "COMMIT;")
     rows = {**meta, "format": FORMAT, "store": store_key(store), "speakers": "1"}
     conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", sorted(rows.items()))
     return conn

@@ -65,7 +65,9 @@ class Loaded:
         self.ends = np.zeros(0, dtype=np.int64)
         self._created: list[bytes] = []
         self.created = np.zeros(0, dtype="S1")  # each transcript's created_at as the store's text, for time filters
-        self.undated = np.zeros(0, dtype=np.bool_)  # those whose created_at compares otherwise (Loaded.dated)
+        self.undated = np.zeros(0, dtype=np.bool_)  # those whose created_at compares otherwise (passing)
+        self._sources: list[bytes] = []
+        self.sources = np.zeros(0, dtype="S1")  # each transcript's source, b"" where the index holds none (passing)
         self.filled = 0  # windows added so far
         self._at: dict[str, int] | None = None  # each doc's place in docs (positions)
 
@@ -74,7 +76,7 @@ class Loaded:
         at = self.filled
         if not _fits(row, self.dims) or at + row[1] > len(self.kinds):
             raise Unavailable(DAMAGED)
-        doc, n, kinds, seqs, scales, vectors, stamp, created = row
+        doc, n, kinds, seqs, scales, vectors, stamp, created, source = row
         self.kinds[at : at + n] = np.frombuffer(kinds, dtype=np.uint8)
         self.seqs[at : at + n] = np.frombuffer(seqs, dtype=np.int32).reshape(n, 2)
         self.scales[at : at + n] = np.frombuffer(scales, dtype=np.float32)
@@ -86,6 +88,7 @@ class Loaded:
         self.counts.append(n)
         self.marks.append(_mark(stamp))
         self._created.append(_dated(created))
+        self._sources.append(source.encode("utf-8", "surrogateescape") if isinstance(source, str) else b"")
         self.filled = at + n
 
     def done(self) -> Loaded:
@@ -98,7 +101,7 @@ class Loaded:
         self.counts = []  # in starts and ends now
         self.created = np.array(self._created, dtype=np.bytes_)  # as wide as the longest: 24 bytes for the app's
         self.undated = self.created == b""
-        self._created = []
+        self.sources, self._created, self._sources = np.array(self._sources, dtype=np.bytes_), [], []
         if self._file is not None:
             self._mapping = self._file.mapped()
             self.vectors = np.frombuffer(self._mapping, dtype=np.int8).reshape(-1, self.dims)
@@ -120,17 +123,6 @@ class Loaded:
         end = len(self._mapping) if hi is None else min(len(self._mapping), hi * self.dims)
         if end > start:
             self._mapping.madvise(mmap.MADV_DONTNEED, start, end - start)
-
-    def dated(self, since: str | None, until: str | None) -> NDArray[np.intp]:
-        """Where the transcripts that may have been created at or after since and before until are in docs: those
-        whose created_at, compared as SQLite compares the store's text, falls there, and those it cannot be
-        compared for here (no created_at, a number, a blob, a long text: the store's word decides for them)."""
-        keep = np.ones(len(self.created), dtype=np.bool_)
-        if since is not None:
-            keep &= self.created >= since.encode("utf-8", "surrogateescape")
-        if until is not None:
-            keep &= self.created < until.encode("utf-8", "surrogateescape")
-        return np.flatnonzero(keep | self.undated)
 
     def positions(self, ids: Collection[str]) -> NDArray[np.intp]:
         """Where the transcripts of ids are in docs, ascending; those the index does not hold are left out."""
@@ -165,6 +157,7 @@ class Loaded:
         part.counts, part.filled = counts.tolist(), len(rows)
         part = part.done()
         part.created, part.undated = np.take(self.created, kept), np.take(self.undated, kept)
+        part.sources = np.take(self.sources, kept)
         return part
 
     def _places(self) -> dict[str, int]:
@@ -183,6 +176,29 @@ class Loaded:
         if kind != SPOKEN or indexfile.NO_SEQ in (first, last):  # by its kind: a store's seq may be -1, or -3
             return Chunk(score, kind, None, None, piece)
         return Chunk(score, kind, first, last, piece)
+
+
+Filters = tuple["str | None", "str | None", "str | None"]  # a search's since, until and source
+UNFILTERED: Filters = (None, None, None)
+
+
+def passing(index: Loaded, filters: Filters) -> NDArray[np.intp] | None:
+    """Where in docs the transcripts are that may pass a search's filters (None: all may). Those whose created_at,
+    compared as SQLite compares the store's text, falls at or after since and before until, or cannot be compared
+    here (none, a number, a blob, a long text); and whose source is source, or not held. The store's word decides
+    for those the index cannot judge, and after it: the index's word can leave one out, never let one in."""
+    since, until, source = filters
+    if filters == UNFILTERED:
+        return None
+    keep = np.ones(len(index.created), dtype=np.bool_)
+    if since is not None:
+        keep &= index.created >= since.encode("utf-8", "surrogateescape")
+    if until is not None:
+        keep &= index.created < until.encode("utf-8", "surrogateescape")
+    keep |= index.undated
+    if source is not None:
+        keep &= (index.sources == source.encode("utf-8", "surrogateescape")) | (index.sources == b"")
+    return np.flatnonzero(keep)
 
 
 PAGE = mmap.PAGESIZE
@@ -268,9 +284,10 @@ def read(conn: sqlite3.Connection, path: Path, stamp: tuple[object, ...], meta: 
     if not isinstance(windows, int) or windows < 0 or held != windows * dims:
         raise Unavailable(DAMAGED)
     index = Loaded(path, stamp, {**meta, "covered": str(covered)}, windows)
-    for row in conn.execute(
-        "SELECT id, chunks, kinds, seqs, scales, vectors, stamp, created_at FROM docs WHERE chunks > 0 ORDER BY id"
-    ):
+    held = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sources'").fetchone()
+    source = "(SELECT s.source FROM sources s WHERE s.doc = d.id)" if held else "NULL"  # none in an older index
+    columns = f"d.id, d.chunks, d.kinds, d.seqs, d.scales, d.vectors, d.stamp, d.created_at, {source}"
+    for row in conn.execute(f"SELECT {columns} FROM docs d WHERE d.chunks > 0 ORDER BY d.id"):
         index.add(row)
     conn.execute("COMMIT")
     return index.done()
@@ -293,7 +310,7 @@ DATED = 40
 
 
 def _dated(created: object) -> bytes:
-    """A transcript's created_at as the index holds it, in the form Loaded.dated compares; b"" for one that would not
+    """A transcript's created_at as the index holds it, in the form passing compares; b"" for one that would not
     compare as SQLite compares the store's (none, a number the index holds as text, a blob, or past DATED bytes)."""
     if not isinstance(created, str) or not created:
         return b""

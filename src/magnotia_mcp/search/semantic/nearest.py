@@ -20,7 +20,7 @@ from magnotia_mcp.search.semantic import indexfile, scoring
 from magnotia_mcp.search.semantic.build import quantized
 from magnotia_mcp.search.semantic.chunks import TEXT, TITLE, chunks, segment
 from magnotia_mcp.search.semantic.found import CITED, Chunk, Found, Near
-from magnotia_mcp.search.semantic.loaded import Loaded, Unavailable, read
+from magnotia_mcp.search.semantic.loaded import UNFILTERED, Filters, Loaded, Unavailable, passing, read
 from magnotia_mcp.search.semantic.model import ModelError, StaticModel, fingerprint
 
 if TYPE_CHECKING:
@@ -128,12 +128,11 @@ class Searcher:
         """The transcripts the index holds (those without a word have no window, and count)."""
         return self.index.covered
 
-    def near(
-        self, text: str, limit: int, speaker: str | None = None, since: str | None = None, until: str | None = None
-    ) -> Near:
+    def near(self, text: str, limit: int, speaker: str | None = None, filters: Filters = UNFILTERED) -> Near:
         """The transcripts nearest text, and a way to pick, among a chunk's segments, the one nearest it; with a
         speaker (a folded label), by the windows the index says they spoke in, when it lists them (Near.speaker);
-        with since or until, among those the index says were created then (the store's word is the plan's)."""
+        with filters (since, until, source), among those the index says may pass them (the store's word is the
+        plan's)."""
         query = self.model.embed([text])[0]
 
         def closest(groups: list[list[str]]) -> list[int]:
@@ -194,9 +193,8 @@ class Searcher:
             found = by._nearest(query, most, by.index.positions(ids))
             return Near(found, closest, again, None, len(found) >= most, speaker if by is not self else None)
 
-        # A time filter: only those it may keep are scored (scoring.best_among gathers their windows when few).
-        dated = by.index.dated(since, until) if since is not None or until is not None else None
-        found = by._nearest(query, limit, dated)
+        # Filters: only those they may keep are scored (scoring.best_among gathers their windows when few).
+        found = by._nearest(query, limit, passing(by.index, filters))
         return Near(found, closest, again, among, len(found) >= limit, speaker if by is not self else None)
 
     def _nearest(self, query: NDArray[np.float32], limit: int, picks: NDArray[np.intp] | None = None) -> list[Found]:

@@ -77,10 +77,10 @@ def _run(store: Path, found: Searcher, asked: tuple[object, ...], state: _State)
         report = build.update(store, found.model, meta, rebuild=False)
         if report.listed is not None:
             log.info(f"semantic index of {store}: who spoke where listed in {report.listed} transcripts")
-        if report.embedded or report.removed:
+        if report.embedded or report.removed or report.moved:
             log.info(
                 f"semantic index of {store}: {report.embedded} transcripts embedded, {report.removed} removed, "
-                f"in {report.seconds:.1f} s"
+                f"{report.moved} given a new date or source, in {report.seconds:.1f} s"
             )
         current = (asked, indexfile.stamp(indexfile.location(store)))
     except indexfile.Unusable as exc:

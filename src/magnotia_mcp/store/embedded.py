@@ -1,0 +1,57 @@
+"""What the semantic index embeds of each transcript, read as the store holds it (search/semantic/build).
+
+Each transcript is told by a *stamp*: its ``updated_at`` and the sizes of what is embedded (an edit changes
+updated_at, and a change that did not moves a size). Beside it, what a search's filters compare and no stamp
+holds: its ``created_at`` and its source. Read with a connection of the caller's own (opening.open_readonly),
+on a thread of its own: ``magnotia-mcp index``, or the server keeping its index current.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from magnotia_mcp.store.hits import EMBEDDED_TEXT
+
+STAMP = """
+    coalesce(t.updated_at, '') || '|' || length(coalesce(t.title, '')) || '|' || length(coalesce(t.raw_text, ''))
+    || '|' || coalesce(length(t.formatted_text), -1) || '|'
+    || (SELECT count(*) || ':' || coalesce(sum(length(s.text)), 0) FROM segments s WHERE s.transcript_id = t.id)
+"""
+# A created_at as the index holds it (its column is TEXT): a number as SQLite writes it there, so that the store's
+# and the index's compare equal. A source only as a text: any other is the store's to judge, and the index holds none.
+CREATED = (
+    "CASE WHEN typeof(t.created_at) IN ('integer', 'real') THEN CAST(t.created_at AS TEXT)"
+    " ELSE coalesce(t.created_at, '') END"
+)
+SOURCE = "CASE WHEN typeof(t.source) = 'text' AND t.source <> '' THEN t.source END"
+_LIVE = f"SELECT t.id, {STAMP}, {CREATED}, {SOURCE} FROM transcripts t WHERE t.deleted_at IS NULL"
+
+# A transcript as it is embedded: (id, stamp, created_at, source, title, text), and its segments.
+Head = tuple[str, str, Any, "str | None", str, str]
+Said = tuple[int, "int | None", "int | None", "str | None", "str | None"]  # seq, start_ms, end_ms, speaker, text
+
+
+def live(store: sqlite3.Connection) -> dict[str, tuple[Any, ...]]:
+    """By id, (stamp, created_at, source) of every transcript not in the trash: reads every text (the sizes)."""
+    return {row[0]: row[1:] for row in store.execute(_LIVE)}
+
+
+def batch(store: sqlite3.Connection, ids: Sequence[str]) -> tuple[list[Head], dict[str, list[Said]]]:
+    """The heads of the live transcripts among ids, and by id their segments in spoken order; within the caller's
+    transaction, so that both come from one snapshot."""
+    marks = ",".join("?" * len(ids))
+    rows = store.execute(
+        f"SELECT t.id, {STAMP}, {CREATED}, {SOURCE}, coalesce(t.title, ''), {EMBEDDED_TEXT}"
+        f" FROM transcripts t WHERE t.deleted_at IS NULL AND t.id IN ({marks})",
+        list(ids),
+    ).fetchall()
+    said: dict[str, list[Said]] = {}
+    for tid, *rest in store.execute(
+        "SELECT transcript_id, seq, start_ms, end_ms, speaker, text FROM segments"
+        f" WHERE transcript_id IN ({marks}) ORDER BY transcript_id, seq",
+        list(ids),
+    ):
+        said.setdefault(tid, []).append(tuple(rest))
+    return [tuple(r) for r in rows], said
