@@ -78,7 +78,7 @@ def main() -> None:
             took["before"].append(time.perf_counter() - start)
             before = [f.doc for f in near.found if mask[index.positions([f.doc])].all()][:LIMIT]
             start = time.perf_counter()
-            first = searcher.near(text, BEFORE, since=since) if since is not None else near
+            first = searcher.near(text, BEFORE, None, (since, None, None)) if since is not None else near
             took["now"].append(time.perf_counter() - start if since is not None else took["before"][-1])
             now = [f.doc for f in first.found if mask[index.positions([f.doc])].all()][:LIMIT]
             if len(now) < LIMIT and first.more and first.among is not None:

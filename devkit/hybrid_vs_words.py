@@ -10,7 +10,8 @@ checkout's ``src`` on PYTHONPATH: the servers are ``python -m magnotia_mcp`` of 
 The store is read whole first: the page cache may have dropped it since the last run (on these machines, DAMON's
 reclaim does within minutes), and a search that reads the disk measures the disk. Prints each server's p50 and peak
 RSS and the ratio of the p50s, as the bench does. With --speaker, each search is restricted to one of the store's
-speakers; with --newest P, to the newest P% of its transcripts. Run by hand, never by the tests.
+speakers; with --newest P, to the newest P% of its transcripts; with --source KIND, to that source. Run by hand,
+never by the tests.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def main() -> None:
     parser.add_argument(
         "--newest", type=float, help="restrict each search to the newest PERCENT of the store's transcripts (since)"
     )
+    parser.add_argument("--source", choices=["dictation", "meeting", "file"], help="restrict each search to a source")
     args = parser.parse_args()
     sys.path.insert(0, str(BENCH))  # benchmarks/ is not a package: its modules import each other by name
     from meaning import WARM_UP, interleaved  # noqa: PLC0415
@@ -55,6 +57,8 @@ def main() -> None:
         con.close()
         since = times[int(len(times) * (100 - args.newest) / 100)]
         calls = [{**call, "since": since} for call in calls]
+    if args.source is not None:
+        calls = [{**call, "source": args.source} for call in calls]
     for path in (store, *sorted((args.index / "index").glob("*.sqlite3"))):
         with path.open("rb") as whole:
             while whole.read(1 << 24):
