@@ -13,6 +13,7 @@ search at 100k ~1 ms (3.3x the search by words becomes ~3.45x); smaller indexes 
 
 from __future__ import annotations
 
+import functools
 import mmap
 import os
 import sqlite3
@@ -88,7 +89,7 @@ class Loaded:
         self.counts.append(n)
         self.marks.append(_mark(stamp))
         self._created.append(_dated(created))
-        self._sources.append(source.encode("utf-8", "surrogateescape") if isinstance(source, str) else b"")
+        self._sources.append(_source(source) if isinstance(source, str) else b"")
         self.filled = at + n
 
     def done(self) -> Loaded:
@@ -322,6 +323,12 @@ def _dated(created: object) -> bytes:
     except ValueError:
         return raw
     return b""
+
+
+@functools.lru_cache(maxsize=64)
+def _source(source: str) -> bytes:
+    """A source as the index's array holds it: a store has a few, each held by many transcripts (one object each)."""
+    return source.encode("utf-8", "surrogateescape")
 
 
 def _fits(row: tuple[Any, ...], dims: int) -> bool:
