@@ -94,7 +94,7 @@ def best(
 
     Group d is rows starts[d] up to the next start (or the end): one transcript's windows. starts ascends
     strictly from 0. A group may span blocks: each block's best of it is folded into the one before. With paged, each
-    block is released once scored.
+    thread releases the rows it has scored every HELD bytes.
     """
     out = np.full(len(starts), -np.inf, dtype=np.float32)
     count = len(vectors)
@@ -290,8 +290,9 @@ MAPPED = 16 << 20
 
 
 def gathered(rows: NDArray[np.int64], step: int, dims: int, paged: Paged | None) -> Iterator[tuple[int, int]]:
-    """Where rough and exact cut rows (ascending when paged is given), lo:hi: every step rows, and with paged also
-    wherever the rows since the last cut span MAPPED bytes of whole FOLIOs; each cut's span released once read."""
+    """Where a gather (rough, exact, Loaded.part) cuts rows (ascending when paged is given), lo:hi: every step rows,
+    and with paged also wherever the rows since the last cut span MAPPED bytes of whole FOLIOs; each cut's span
+    released once read."""
     count = len(rows)
     if not count:
         return
