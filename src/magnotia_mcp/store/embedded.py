@@ -9,7 +9,7 @@ on a thread of its own: ``magnotia-mcp index``, or the server keeping its index 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from magnotia_mcp.store.hits import EMBEDDED_TEXT
@@ -33,9 +33,10 @@ Head = tuple[str, str, Any, "str | None", str, str]
 Said = tuple[int, "int | None", "int | None", "str | None", "str | None"]  # seq, start_ms, end_ms, speaker, text
 
 
-def live(store: sqlite3.Connection) -> dict[str, tuple[Any, ...]]:
-    """By id, (stamp, created_at, source) of every transcript not in the trash: reads every text (the sizes)."""
-    return {row[0]: row[1:] for row in store.execute(_LIVE)}
+def live(store: sqlite3.Connection) -> Iterator[tuple[Any, ...]]:
+    """(id, stamp, created_at, source) of every transcript not in the trash, one at a time: reads every text (the
+    sizes)."""
+    return iter(store.execute(_LIVE))
 
 
 def batch(store: sqlite3.Connection, ids: Sequence[str]) -> tuple[list[Head], dict[str, list[Said]]]:

@@ -209,6 +209,21 @@ def create(store: Path, meta: dict[str, str]) -> sqlite3.Connection:
     return conn
 
 
+def hold_sources(conn: sqlite3.Connection) -> None:
+    """Give an index written before it held sources their table, empty (the next run that updates it fills it)."""
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sources'").fetchone() is not None:
+        return
+    conn.execute("BEGIN IMMEDIATE")  # another run (the command's, a server's) may be adding it too
+    try:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sources'").fetchone() is None:
+            conn.execute(SOURCES)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
 def spoken(path: Path, speaker: str, most: int) -> dict[str, bytes] | None:
     """By transcript, the windows (int32 places among its own) that the index at path says speaker (a folded label)
     spoke in; None when they are more than most windows, or it cannot say (an index written before it listed
