@@ -27,7 +27,6 @@ from magnotia_mcp.search.semantic.chunks import Segment, chunks, segment
 from magnotia_mcp.search.semantic.model import StaticModel, fingerprint
 from magnotia_mcp.search.speakers import fold_label
 from magnotia_mcp.store import embedded
-from magnotia_mcp.store.hits import BLANK
 from magnotia_mcp.store.opening import open_readonly
 from magnotia_mcp.store.opening import stamp as store_stamp
 
@@ -134,40 +133,14 @@ def _contents(
     store: sqlite3.Connection, ids: Sequence[str]
 ) -> tuple[list[tuple[str, str, Any, str | None, str, str, list[Segment]]], dict[str, dict[str, list[int]]]]:
     """(id, stamp, created_at, source, title, text, segments) of the batch's live transcripts, and what each speaker
-    said in them (``_said``), in one snapshot."""
+    said in them (``embedded.said``), in one snapshot."""
     store.execute("BEGIN")
     try:
         heads, said = embedded.batch(store, ids)
-        who = _said(store, f" AND transcript_id IN ({','.join('?' * len(ids))})", list(ids))
+        who = embedded.said(store, fold_label, f" AND transcript_id IN ({','.join('?' * len(ids))})", list(ids))
     finally:
         store.execute("COMMIT")
     return [(*head, [segment(*s) for s in said.get(head[0], [])]) for head in heads], who
-
-
-def _said(store: sqlite3.Connection, where: str = "", params: Sequence[str] = ()) -> dict[str, dict[str, list[int]]]:
-    """By transcript, by speaker (their label folded as a speaker filter compares it: speakers.fold_label of the
-    label as text, as store.hits.SPEAKER_LABELS reads it), the seqs of their segments with words, ascending.
-
-    Grouped by SQLite, one row a speaker and transcript: at 100k, 157k rows to Python, not 2.5M segments."""
-    said: dict[str, dict[str, list[int]]] = {}
-    keys: dict[bytes, str | None] = {}  # a store has a few labels, said many times
-    for tid, raw, seqs in store.execute(
-        "SELECT transcript_id, CAST(speaker AS BLOB), group_concat(seq) FROM segments"
-        f" WHERE speaker IS NOT NULL AND trim(text, ?) <> '' AND typeof(seq) = 'integer'{where}"
-        " GROUP BY transcript_id, CAST(speaker AS BLOB)",
-        [BLANK, *params],
-    ):
-        label = bytes(raw)
-        if label not in keys:
-            keys[label] = fold_label(label.decode("utf-8", "replace"))
-        key = keys[label]
-        if key is not None:
-            own = said.setdefault(tid, {}).setdefault(key, [])
-            own += map(int, seqs.split(","))
-    for by in said.values():
-        for own in by.values():
-            own.sort()
-    return said
 
 
 def _spoken(seqs: NDArray[np.int32], said: dict[str, list[int]]) -> list[tuple[str, bytes]]:
@@ -208,7 +181,7 @@ def _list_speakers(source: sqlite3.Connection, index: sqlite3.Connection) -> int
             marks = ",".join("?" * len(some))
             source.execute("BEGIN")
             try:
-                said = _said(source, f" AND transcript_id IN ({marks})", some)
+                said = embedded.said(source, fold_label, f" AND transcript_id IN ({marks})", some)
             finally:
                 source.execute("COMMIT")
             listed = [
