@@ -19,6 +19,7 @@ from magnotia_mcp.cli.doctor import semantic_line
 from magnotia_mcp.search.semantic import build, indexfile, loaded, nearest
 from magnotia_mcp.search.semantic.build import update
 from magnotia_mcp.search.semantic.model import StaticModel, fingerprint
+from magnotia_mcp.store import embedded
 from tests.semantic import stores
 from tests.semantic.conftest import Index, run_cli
 
@@ -385,3 +386,42 @@ def test_an_index_written_before_it_held_sources_gets_them_without_embedding(
     assert (
         {now.docs[d] for d in dictated.tolist()} == {stores.EXPORT} == {d for d, s in want.items() if s == "dictation"}
     )
+
+
+def test_an_index_whose_stamps_count_characters_moves_them_to_bytes_without_embedding(
+    index: Index, model_dir: Path, tmp_path: Path
+) -> None:
+    """Stamps count the sizes of what is embedded in bytes; an index from before counted characters. Its next run
+    reads both, moves each stamp that is current to bytes, embeds only what was edited since, and says so once."""
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    assert index(db, "--model", str(model_dir)).returncode == 0
+    store = sqlite3.connect(db)
+    old = dict(store.execute(f"SELECT t.id, {embedded.CHARACTERS} FROM transcripts t WHERE t.deleted_at IS NULL"))
+    new = dict(store.execute(f"SELECT t.id, {embedded.STAMP} FROM transcripts t WHERE t.deleted_at IS NULL"))
+    store.close()
+    differ = {doc for doc in new if new[doc] != old[doc]}
+    assert stores.BUDGET_PT in differ  # "orçamento": its bytes are more than its characters
+    assert stores.EXPORT not in differ  # plain ASCII: the same either way
+    where = indexfile.location(db)
+    conn = sqlite3.connect(where)
+    with conn:  # as an index from before wrote it
+        conn.executemany("UPDATE docs SET stamp = ? WHERE id = ?", [(stamp, doc) for doc, stamp in old.items()])
+        conn.execute("UPDATE docs SET stamp = 'edited since' WHERE id = ?", (stores.LEAD,))
+        conn.execute("UPDATE meta SET value = '2' WHERE key = 'format'")
+        vectors = dict(conn.execute("SELECT id, vectors FROM docs"))
+    conn.close()
+    done = index(db)
+    assert done.returncode == 0, done.stderr
+    assert "(1 embedded, 4 already up to date, 0 removed" in done.stdout, done.stdout
+    assert f"counted the sizes of {len(differ - {stores.LEAD})} transcripts in bytes" in done.stdout
+    conn = sqlite3.connect(where)
+    try:
+        assert dict(conn.execute("SELECT id, stamp FROM docs")) == new
+        assert conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone() == (indexfile.FORMAT,)
+        now = dict(conn.execute("SELECT id, vectors FROM docs"))
+    finally:
+        conn.close()
+    assert {doc for doc in now if now[doc] != vectors[doc]} <= {stores.LEAD}  # the others' vectors untouched
+    again = index(db)
+    assert "(0 embedded, 5 already up to date, 0 removed" in again.stdout
+    assert "counted the sizes" not in again.stdout  # once

@@ -139,6 +139,11 @@ def run_index(db: str | None, *, model: str | None, drop: bool, download: bool =
         print(f"started afresh: {report.rebuilt}")
     if report.listed is not None:
         print(f"listed who spoke where in {report.listed} transcripts (an index from an earlier version; no embedding)")
+    if report.restamped:
+        print(
+            f"counted the sizes of {report.restamped} transcripts in bytes"
+            " (an index from an earlier version; no embedding)"
+        )
     if report.moved:
         print(f"brought the date or source of {report.moved} transcripts up to date (no embedding)")
     print(

@@ -49,6 +49,7 @@ class Report:
     interrupted: bool = False
     kept: int = field(default=0)  # transcripts already up to date
     moved: int = 0  # of those, how many had their created_at or source brought current (_compare)
+    restamped: int = 0  # of those, how many had their stamp in characters moved to bytes (_compare)
     complete: bool = False  # the index was complete before this run (then a run with nothing to do writes nothing)
     current: bool = False  # the run ended with the index current with the store as it was when the run began
     listed: int | None = None  # transcripts given the list of who spoke where, when the index had none (_list_speakers)
@@ -100,27 +101,33 @@ def _open_index(store: Path, meta: dict[str, str], report: Report, rebuild: bool
 
 def _compare(
     live: Iterable[tuple[Any, ...]], index: sqlite3.Connection
-) -> tuple[list[str], list[tuple[str, Any, Any]], list[str], int]:
+) -> tuple[list[str], list[tuple[str, Any, Any]], list[str], list[tuple[str, str]], int]:
     """What a run has to do, from the store's live transcripts (id, stamp, created_at, source), read one at a time:
     those to embed (a stamp the index does not hold), newest first; (id, created_at, source) of those whose embedded
     content it holds but not their date or source, to write again without embedding (a meeting redated, an index
-    that held no sources); those it holds that are gone; and how many are live. Only the index's side is held:
+    that held no sources); those it holds that are gone; (stamp, id) of those whose stamp it holds in characters
+    (the rows carry it as a fifth item: embedded.live's before), to move to bytes without embedding; and how many
+    are live. Only the index's side is held:
     at 100k a run with nothing to do peaked 68 MiB over its start with both sides in dicts, 43 now
     (devkit.refresh_cost)."""
     held = {row[0]: row[1:] for row in index.execute(_HELD)}
     todo: list[tuple[str, str]] = []
     moved = []
+    restamped: list[tuple[str, str]] = []
     count = 0
-    for doc, stamp, created, source in live:
+    for doc, stamp, created, source, *before in live:
         count += 1
         had = held.pop(doc, None)
+        if had is not None and before and had[0] == before[0] != stamp:  # as it was embedded, counted in characters
+            restamped.append((stamp, doc))
+            had = (stamp, *had[1:])
         if had is None or had[0] != stamp:
             todo.append((_when(created), doc))
         elif had[1:] != (created, source):
             moved.append((doc, created, source))
     todo.sort(key=itemgetter(0))
     todo.reverse()  # newest first: what a user asks about most is indexed first
-    return [doc for _, doc in todo], moved, list(held), count
+    return [doc for _, doc in todo], moved, list(held), restamped, count
 
 
 def _when(created: object) -> str:
@@ -226,11 +233,13 @@ def update(
         source.close()
         raise
     try:
-        todo, moved, gone, report.live = _compare(embedded.live(source), index)
-        report.kept = report.live - len(todo)
+        # An index from before stamps were in bytes: each is read in characters too, and moved if it is current.
+        before = index.execute("SELECT value FROM meta WHERE key = 'format'").fetchone() != (indexfile.FORMAT,)
+        todo, moved, gone, restamped, report.live = _compare(embedded.live(source, before=before), index)
+        report.kept, report.restamped = report.live - len(todo), len(restamped)
         if index.execute("SELECT value FROM meta WHERE key = 'speakers'").fetchone() != ("1",):
             report.listed = _list_speakers(source, index)
-        if not gone and not todo and not moved and report.complete:
+        if not gone and not todo and not moved and not before and report.complete:
             report.current = True
             # Nothing to do: the file is not touched (a server that reads it need not reload it), unless its speakers
             # were just listed.
@@ -245,6 +254,8 @@ def update(
         index.executemany("UPDATE docs SET created_at = ? WHERE id = ?", [(when, doc) for doc, when, _ in moved])
         index.executemany("DELETE FROM sources WHERE doc = ?", [(doc,) for doc, *_ in moved])
         index.executemany("INSERT INTO sources (doc, source) VALUES (?, ?)", [(d, s) for d, _, s in moved if s])
+        index.executemany("UPDATE docs SET stamp = ? WHERE id = ?", restamped)
+        index.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('format', ?)", (indexfile.FORMAT,))
         index.execute("COMMIT")
         report.removed, report.moved = len(gone), len(moved)
         shown = progress or (lambda _done, _total: None)

@@ -28,7 +28,11 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-FORMAT = "2"
+FORMAT = "3"  # stamps in bytes (store.embedded.STAMP)
+# Format 2 counted a stamp's sizes in characters: read as it is, and moved to 3 by the next run that updates it
+# (build._compare), without embedding. A server of an earlier version, which writes 2, leaves a 3 alone: were both
+# to keep one index current, each would embed again every transcript whose stamps differ (a text outside ASCII).
+READ = ("2", FORMAT)
 APPLICATION_ID = 0x4D474E58  # "MGNX": what PRAGMA application_id holds in every index file this server writes
 CACHE_ENV = "MAGNOTIA_MCP_CACHE_DIR"  # where index files go instead of the platform's cache folder
 
@@ -169,7 +173,7 @@ def _checked(conn: sqlite3.Connection, store: Path) -> dict[str, str]:
         conn.execute(f"SELECT {DOC_COLUMNS} FROM docs LIMIT 0")  # the table this format has
     except sqlite3.Error as exc:
         raise Unusable(f"it is not a readable index ({exc})") from None
-    if meta.get("format") != FORMAT:
+    if meta.get("format") not in READ:
         raise Unusable(f"it has format {meta.get('format')!r}, this magnotia-mcp writes {FORMAT!r}")
     if meta.get("store") != store_key(store):
         raise Unusable(f"it indexes another store ({meta.get('store')!r})")
