@@ -107,9 +107,8 @@ def _compare(
     content it holds but not their date or source, to write again without embedding (a meeting redated, an index
     that held no sources); those it holds that are gone; (stamp, id) of those whose stamp it holds in characters
     (the rows carry it as a fifth item: embedded.live's before), to move to bytes without embedding; and how many
-    are live. Only the index's side is held:
-    at 100k a run with nothing to do peaked 68 MiB over its start with both sides in dicts, 43 now
-    (devkit.refresh_cost)."""
+    are live. Only the index's side is held: at 100k a run with nothing to do peaked 68 MiB over its start with both
+    sides in dicts, 43 now (devkit.refresh_cost)."""
     held = {row[0]: row[1:] for row in index.execute(_HELD)}
     todo: list[tuple[str, str]] = []
     moved = []
