@@ -35,6 +35,7 @@ from hypothesis import event, example, given
 
 from magnotia_mcp.search.semantic import indexfile, loaded
 from magnotia_mcp.search.speakers import speaker_matches
+from magnotia_mcp.store import embedded
 from tests.properties.conftest import budget
 from tests.properties.shapes import WORDS, Shape, shapes, write
 from tests.properties.test_store_shapes import Checked, odd_dates
@@ -65,20 +66,45 @@ def build(db: Path, env: dict[str, str]) -> str:
     return done.stdout
 
 
-def indexed_ids(db: Path, env: dict[str, str]) -> set[str]:
+def index_file(db: Path, env: dict[str, str]) -> sqlite3.Connection:
+    """The store's index file, in the cache folder env names."""
     old = os.environ.get(indexfile.CACHE_ENV)
     os.environ[indexfile.CACHE_ENV] = env[indexfile.CACHE_ENV]
     try:
-        conn = sqlite3.connect(indexfile.location(db))
+        return sqlite3.connect(indexfile.location(db))
     finally:
         if old is None:
             del os.environ[indexfile.CACHE_ENV]
         else:
             os.environ[indexfile.CACHE_ENV] = old
+
+
+def indexed_ids(db: Path, env: dict[str, str]) -> set[str]:
+    conn = index_file(db, env)
     try:
         return {row[0] for row in conn.execute("SELECT id FROM docs")}
     finally:
         conn.close()
+
+
+def as_format_2(db: Path, env: dict[str, str]) -> dict[str, str]:
+    """Rewrite the index as one of format 2 holds it, its stamps counting characters; the stamps in bytes, by id."""
+    store = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    store.text_factory = lambda raw: raw.decode("utf-8", "replace")  # as the index's runs read the store
+    try:
+        live = "FROM transcripts t WHERE t.deleted_at IS NULL"
+        old = dict(store.execute(f"SELECT t.id, {embedded.CHARACTERS} {live}").fetchall())
+        new = dict(store.execute(f"SELECT t.id, {embedded.STAMP} {live}").fetchall())
+    finally:
+        store.close()
+    conn = index_file(db, env)
+    try:
+        with conn:
+            conn.executemany("UPDATE docs SET stamp = ? WHERE id = ?", [(stamp, doc) for doc, stamp in old.items()])
+            conn.execute("UPDATE meta SET value = '2' WHERE key = 'format'")
+    finally:
+        conn.close()
+    return new
 
 
 MAY = "2026-05-01T00:00:00.000Z"
@@ -152,6 +178,15 @@ def test_every_store_shape_is_indexed_and_searched_by_meaning(
     again = build(db, env)
     assert f"(0 embedded, {len(shape.live)} already up to date, 0 removed" in again, again
     assert "brought the date or source" not in again, again
+    # An index of format 2 (stamps in characters, whatever the texts hold): moved to bytes, nothing embedded.
+    stamps = as_format_2(db, env)
+    moved = build(db, env)
+    assert f"(0 embedded, {len(shape.live)} already up to date, 0 removed" in moved, moved
+    conn = index_file(db, env)
+    try:
+        assert dict(conn.execute("SELECT id, stamp FROM docs").fetchall()) == stamps
+    finally:
+        conn.close()
     proc = ServerProcess(launcher.argv(db), env=env, cwd=Path(tempfile.gettempdir()))
     try:
         server = Checked(proc, shape)
