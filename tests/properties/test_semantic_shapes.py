@@ -124,6 +124,20 @@ def odd(created: str | bytes) -> bool:
     return isinstance(created, bytes) or not (len(created) == 24 and created.endswith("Z"))
 
 
+def every_hit(server: Checked, shape: Shape, args: dict[str, Any]) -> list[str]:
+    """The ids of every hit of a search, its pages followed through their cursors (a page is cut to a budget of
+    tokens: a store of long titles fills one with two hits), each page checked as check_hits checks it."""
+    ask, seen = dict(args), []
+    for _ in range(60):
+        page = server.tool("search_transcripts", ask)
+        assert page is not None
+        seen += check_hits(shape, page)
+        if page["next_cursor"] is None:
+            return seen
+        ask["cursor"] = page["next_cursor"]
+    raise AssertionError("more pages than hits")
+
+
 def check_hits(shape: Shape, result: dict[str, Any]) -> list[str]:
     if "semantic" in result:
         assert result["semantic"]["used"] is True, result["semantic"]
@@ -216,10 +230,9 @@ def test_every_store_shape_is_indexed_and_searched_by_meaning(
         if spoken:
             event("a speaker's moments cited")
         # Restricted in time or by source: the hits are those of the search without it that pass, as the store's SQL
-        # compares created_at (a BLOB is after every text).
+        # compares created_at (a BLOB is after every text); every page of each (a long title fills a page).
         ask = {"query": "budget launch plan", "limit": 50}
-        everything = server.tool("search_transcripts", ask)
-        assert everything is not None
+        everything = every_hit(server, shape, ask)
         created = {t.id: t.created_at for t in shape.live}
         sources = {t.id: t.source for t in shape.live}
         windows: list[dict[str, str]] = [
@@ -229,14 +242,8 @@ def test_every_store_shape_is_indexed_and_searched_by_meaning(
         ]
         windows += [{"source": "meeting"}, {"source": "dictation", "since": "2026-04-15T00:00:00.000Z"}]
         for window in windows:
-            result = server.tool("search_transcripts", {**ask, **window})
-            assert result is not None
-            found = check_hits(shape, result)
-            assert set(found) == {
-                tid
-                for tid in (hit["transcript_id"] for hit in everything["hits"])
-                if passes(created[tid], sources[tid], window)
-            }
+            found = every_hit(server, shape, {**ask, **window})
+            assert set(found) == {tid for tid in everything if passes(created[tid], sources[tid], window)}
             for tid in found:
                 restricted = "by source" if list(window) == ["source"] else "in time"
                 event(f"a hit restricted {restricted}" + (", its created_at odd" if odd(created[tid]) else ""))
