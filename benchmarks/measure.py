@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import generate
+from answer_tokens import Tally
 from client import TOOLS, Json, Server, ServerError, tool_result
 from floor import Cursor, Floor
 from startup import StartupError, spawn_to_initialize
@@ -54,6 +55,7 @@ class VariantResult:
     exit_code: int | None = None
     fatal: str | None = None
     server_info: Json = field(default_factory=dict)
+    answers: Tally = field(default_factory=Tally)  # what each answer costs a model (answer_tokens.py)
 
     def fail(self, what: str, text: str) -> None:
         self.failures[what] = self.failures.get(what, 0) + 1
@@ -86,6 +88,8 @@ def run_scenario(server: Server, floor: Floor, sc: Scenario, vr: VariantResult, 
             server_ms.append(None)
             break
         server_ms.append(ns / 1e6)
+        if record:
+            vr.answers.add(sc.tool, resp["result"])
         if sc.tool == "search_transcripts":
             ranked_among = check_search(res, args, vr, record)
         server_ids.append(page_key(sc.tool, res))

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import answer_report
 import before_after
 from client import TOOLS, Json
 from measure import Sample, VariantResult
@@ -112,6 +113,7 @@ def variant_figures(vr: VariantResult) -> Json:
         "failures": vr.failures,
         "failure_examples": vr.failure_examples,
         "list_disagreements": vr.disagreements,
+        "answer_tokens": vr.answers.figures(),
         "exit_code": vr.exit_code,
         "fatal": vr.fatal,
         "slowest": [
@@ -397,6 +399,7 @@ def markdown(report: Json) -> str:
     lines += _relevance(report.get("relevance"))
     lines += _semantic(report.get("semantic"))
     lines += _http(report.get("http"))
+    lines += answer_report.section(report)
     lines += before_after.section(report)
     lines += ["", "## Targets", "", "| store | server | target | measured | status |", "|---|---|---|---|---|"]
     for s in report["sizes"]:

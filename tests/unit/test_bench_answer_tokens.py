@@ -1,0 +1,105 @@
+"""The benchmark's account of what a model pays per answer (benchmarks/answer_tokens.py), on a hand-made answer.
+
+Each leaf value's cost goes to its field class (by its nearest key; everything inside a hit's moments and
+segment to "moments", inside a hint to "hints"), the keys and punctuation to "structure", and the classes of
+an answer add up to its larger copy exactly. The figures below are counted by hand from the estimate's
+rules: ASCII letters and spaces a third of a token, other ASCII one, a 2-byte character one.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from magnotia_mcp.budget import estimate, json_text, parts
+from magnotia_mcp.text import result_text
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+ANSWER: dict[str, Any] = {
+    "hits": [
+        {
+            "transcript_id": "t1",  # t, 1 and two quotes: 1/3 + 3
+            "title": "Réunion budget",  # 13 letters and spaces, é, two quotes: 13/3 + 1 + 2
+            "created_at": "2026-01-02",  # 10 other ASCII and two quotes: 12
+            "snippet": "the **budget**",  # 10 letters and spaces, 4 asterisks, two quotes: 10/3 + 6
+            "moments": [{"start_ms": 1000, "speaker": "Ana", "snippet": "budget"}],  # 4 + (1 + 2) + (2 + 2)
+            "segment": {"seq": 7},  # 1: a moment's, not an id
+            "score": 1.5,  # 3: other
+            "matched_terms": ["budget"],  # 4: other
+        }
+    ],
+    "hint": {"found": "partial", "store": {"first_at": None}},  # (7/3 + 2) + 4/3: hints, not times
+    "next_cursor": None,  # 4/3
+}
+EXPECTED = {
+    "ids": 1 / 3 + 3,
+    "titles": 13 / 3 + 3,
+    "times": 12.0,
+    "snippets": 10 / 3 + 6,
+    "moments": 4 + 3 + 4 + 1,
+    "other": 3 + 4,
+    "hints": 7 / 3 + 2 + 4 / 3,
+    "notes/cursors": 4 / 3,
+}
+
+
+@pytest.fixture(scope="module")
+def tokens() -> ModuleType:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(BENCHMARKS))
+        return importlib.import_module("answer_tokens")
+
+
+def tool_result(answer: dict[str, Any]) -> dict[str, Any]:
+    """A tools/call result as the server sends it: the readable text and the same answer structured."""
+    return {"content": [{"type": "text", "text": result_text(answer)}], "structuredContent": answer}
+
+
+def test_each_leaf_value_goes_to_its_field_class(tokens: ModuleType) -> None:
+    got = tokens.leaf_costs(ANSWER)
+    # The same classes, no others: keys are no leaves ("structure"), the moment's speaker is a moment's.
+    assert got == pytest.approx(EXPECTED)
+
+
+def test_an_answer_is_its_larger_copy_and_its_classes_add_up_to_it(tokens: ModuleType) -> None:
+    text, compact = result_text(ANSWER), json_text(ANSWER)
+    got = tokens.measure(tool_result(ANSWER))
+    assert (got.content_tokens, got.structured_tokens) == (estimate(text), estimate(compact))
+    assert (got.content_bytes, got.structured_bytes) == (len(text.encode()), len(compact.encode()))
+    # The text copy's newlines and indents cost more than the compact JSON: it is the larger, and counted.
+    assert got.content_tokens > got.structured_tokens
+    assert (got.larger_tokens, got.larger_bytes) == (got.content_tokens, got.content_bytes)
+    whole = tokens.fractional(parts(text))
+    assert sum(got.classes.values()) == pytest.approx(whole)
+    assert got.classes["structure"] == pytest.approx(whole - sum(EXPECTED.values()))
+    assert got.classes["structure"] > 0
+    assert abs(whole - got.content_tokens) < 1  # the estimate rounds the letters up, once
+
+
+def test_a_tools_figures_are_means_p90_and_shares_of_all_its_tokens(tokens: ModuleType) -> None:
+    small: dict[str, Any] = {"transcripts": [], "next_cursor": None}
+    longer = {**ANSWER, "hits": ANSWER["hits"] * 3}
+    tally = tokens.Tally()
+    tally.add("search_transcripts", tool_result(ANSWER))
+    tally.add("list_transcripts", tool_result(small))
+    tally.add("search_transcripts", tool_result(longer))
+    figures = tally.figures()
+    assert list(figures) == ["list_transcripts", "search_transcripts", "all"]  # the tools' order, then all
+    search = figures["search_transcripts"]
+    one, three = tokens.measure(tool_result(ANSWER)), tokens.measure(tool_result(longer))
+    assert search["answers"] == 2
+    assert search["mean_tokens"] == (one.larger_tokens + three.larger_tokens) / 2
+    assert search["p90_tokens"] == three.larger_tokens  # of two answers, the larger
+    assert sum(search["shares"].values()) == pytest.approx(1.0)
+    paid = one.classes["snippets"] + three.classes["snippets"]
+    whole = sum(one.classes.values()) + sum(three.classes.values())
+    assert search["shares"]["snippets"] == pytest.approx(paid / whole)
+    empty = figures["list_transcripts"]["shares"]  # an empty page: keys, punctuation and a null cursor only
+    assert empty["titles"] == 0
+    assert empty["structure"] + empty["notes/cursors"] == pytest.approx(1.0)
+    assert figures["all"]["answers"] == 3
