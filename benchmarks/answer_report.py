@@ -15,6 +15,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from answer_tokens import CLASSES
 from client import Json
@@ -74,7 +75,7 @@ def _pair(before: Json | None, after: Json, key: str) -> str:
     if not before:
         return f"– | {_n(after[key])}"
     change = (after[key] - before[key]) / before[key] if before[key] else 0.0
-    return f"{_n(before[key])} | {_n(after[key])} ({change:+.0%})"
+    return f"{_n(before[key])} | {_n(after[key])} ({'±0%' if abs(change) < 0.005 else f'{change:+.0%}'})"
 
 
 def before_after(figures: dict[str, Json], base: Json, report: Json) -> list[str]:
@@ -134,20 +135,34 @@ def section(report: Json, baseline: Path = BASELINE) -> list[str]:
 
 
 def write_baseline(run_json: Path, out: Path = BASELINE) -> Json:
-    """The answer figures of a run's JSON (run.py --json) as the baseline, stamped with the commit."""
+    """The answer figures of a run's JSON (run.py --json) as the baseline, stamped with the server's commit."""
     report = json.loads(run_json.read_text(encoding="utf-8"))
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=BASELINE.parent, check=False
+    commit = subprocess.run(  # the last commit that changed the server: what the figures are of
+        ["git", "log", "-1", "--format=%h", "--", "src"],
+        capture_output=True,
+        text=True,
+        cwd=BASELINE.parents[2],
+        check=False,
     ).stdout.strip()
+    sizes = by_store(report)
     base: Json = {
         "run": report["date"],
-        "source": f"`nox -s bench` at commit {commit or '?'} (the code issue 44 was filed against)",
+        "source": f"benchmarks/run.py on the {', '.join(sizes)} stores, the server (src/) at commit {commit or '?'}",
         "calls_per_tool": report["calls_per_tool"],
         "seed": report["seed"],
-        "sizes": by_store(report),
+        "sizes": _rounded(sizes),
     }
     out.write_text(json.dumps(base, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return base
+
+
+def _rounded(value: Any) -> Any:
+    """Figures rounded to what the tables show and a little more (shares to 0.01%)."""
+    if isinstance(value, float):
+        return round(value, 4 if abs(value) < 1 else 2)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,6 +9,7 @@ rules: ASCII letters and spaces a third of a token, other ASCII one, a 2-byte ch
 from __future__ import annotations
 
 import importlib
+import json
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -103,3 +104,26 @@ def test_a_tools_figures_are_means_p90_and_shares_of_all_its_tokens(tokens: Modu
     assert empty["titles"] == 0
     assert empty["structure"] + empty["notes/cursors"] == pytest.approx(1.0)
     assert figures["all"]["answers"] == 3
+
+
+def test_the_report_shows_a_baseline_beside_this_run(tokens: ModuleType, tmp_path: Path) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(BENCHMARKS))
+        answer_report = importlib.import_module("answer_report")
+    before, after = tokens.Tally(), tokens.Tally()
+    before.add("search_transcripts", tool_result({**ANSWER, "hits": ANSWER["hits"] * 2}))
+    after.add("search_transcripts", tool_result(ANSWER))
+
+    def run(tally: Any, calls: int) -> dict[str, Any]:
+        variant = {"label": "python -m", "answer_tokens": tally.figures()}
+        return {"date": "then", "calls_per_tool": calls, "seed": 1, "sizes": [{"label": "1k", "variants": [variant]}]}
+
+    (tmp_path / "run.json").write_text(json.dumps(run(before, 300)), encoding="utf-8")
+    baseline = tmp_path / "baseline.json"
+    answer_report.write_baseline(tmp_path / "run.json", baseline)
+    old, new = (tokens.measure(tool_result(a)).larger_tokens for a in ({**ANSWER, "hits": ANSWER["hits"] * 2}, ANSWER))
+    lines = answer_report.section(run(after, 300), baseline)
+    row = next(line for line in lines if line.startswith("| 1k | search_transcripts | 1 / 1 |"))
+    assert f"| {old:,} | {new:,} ({(new - old) / old:+.0%}) |" in row  # mean tokens, before then after
+    assert "not the baseline's" not in "\n".join(lines)
+    assert "not the baseline's" in "\n".join(answer_report.section(run(after, 20), baseline))  # a smoke run's
