@@ -81,7 +81,7 @@ def test_an_empty_transcript_is_listed_read_as_a_resource_and_prompted(
     assert (listed["id"], listed["preview"], listed["speakers"]) == (SILENT, "", [])
     assert tool(server, "search_transcripts", {"query": "anything"})["hits"] == []
     (task,) = tool(server, "list_tasks", {"transcript_id": SILENT})["tasks"]
-    assert task["transcript"] == {"id": SILENT, "title": ""}
+    assert task["transcript"] == {"id": SILENT, "title": "", "created_at": ts(3), "source": "dictation"}
 
     (contents,) = ok(server.request("resources/read", {"uri": URI_PREFIX + SILENT}))["contents"]
     assert contents["text"].startswith("# Untitled dictation of 2026-05-03\n")

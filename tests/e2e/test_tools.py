@@ -79,6 +79,12 @@ class Data:
     def row(self, title: str) -> Row:
         return next(r for r in self.rows if r.title == title)
 
+    @property
+    def shown_tasks(self) -> list[Task]:
+        """The tasks list_tasks shows: every one but those of transcripts in the trash."""
+        trashed = {r.id for r in self.rows if r.deleted}
+        return [t for t in self.tasks if t.transcript_id not in trashed]
+
 
 def newest_first(rows: list[Row]) -> list[Row]:
     return sorted(rows, key=lambda r: (r.created_at, r.id), reverse=True)
@@ -506,7 +512,7 @@ def test_limits_at_their_bounds_are_accepted(srv: ServerProcess) -> None:
     """The smallest and largest allowed values work."""
     assert len(srv.result("list_transcripts", {"limit": 1})["transcripts"]) == 1
     assert len(srv.result("list_transcripts", {"limit": 100, "max_tokens": 20_000})["transcripts"]) == len(DATA.live)
-    assert len(srv.result("list_tasks", {"limit": 100, "max_tokens": 20_000})["tasks"]) == len(DATA.tasks)
+    assert len(srv.result("list_tasks", {"limit": 100, "max_tokens": 20_000})["tasks"]) == len(DATA.shown_tasks)
     assert srv.result("list_tasks", {"limit": 1, "max_tokens": 1_000})["tasks"]
     assert len(srv.result("search_transcripts", {"query": "filler", "limit": 50})["hits"]) == 12
     assert len(srv.result("search_transcripts", {"query": "x" * 500, "limit": 1})["hits"]) == 0
@@ -972,7 +978,9 @@ def task_json(t: Task) -> dict[str, Any]:
         "due_at": t.due_at,
         "created_at": t.created_at,
         "completed_at": ts(30) if t.status == "done" else None,
-        "transcript": None if ref is None or ref.deleted else {"id": ref.id, "title": ref.title},
+        "transcript": None
+        if ref is None
+        else {"id": ref.id, "title": ref.title, "created_at": ref.created_at, "source": ref.source},
     }
 
 
@@ -981,14 +989,14 @@ def test_list_tasks_pages_to_the_end_in_the_contract_order(srv: ServerProcess, l
     """Open before done, due soonest first, undated last, then newest first; every task once over all pages."""
     pages = all_pages(srv, "list_tasks", "tasks", {"limit": limit, "max_tokens": 20_000})  # limit sets the page
     got = [t for page in pages for t in page]
-    assert got == [task_json(t) for t in task_order(DATA.tasks)]
-    assert len(pages) == math.ceil(len(DATA.tasks) / limit)
+    assert got == [task_json(t) for t in task_order(DATA.shown_tasks)]
+    assert len(pages) == math.ceil(len(DATA.shown_tasks) / limit)
 
 
 def test_list_tasks_defaults_to_all_statuses_and_50_per_page(srv: ServerProcess) -> None:
     """No arguments: open and done tasks, up to 50 (as many as fit in the default 8,000 tokens)."""
     result = srv.result("list_tasks", {"max_tokens": 20_000})
-    assert len(result["tasks"]) == min(50, len(DATA.tasks))
+    assert len(result["tasks"]) == min(50, len(DATA.shown_tasks))
     assert {t["status"] for t in result["tasks"]} == {"open", "done"}
     assert result["next_cursor"] is None
     default = srv.result("list_tasks")
@@ -1020,7 +1028,7 @@ def test_list_tasks_defaults_to_all_statuses_and_50_per_page(srv: ServerProcess)
 def test_list_tasks_filters(srv: ServerProcess, arguments: dict[str, Any], keep: Callable[[Task], bool]) -> None:
     """status, transcript_id and due_before select exactly the matching tasks, still in order, over pages."""
     pages = all_pages(srv, "list_tasks", "tasks", {**arguments, "limit": 3})
-    assert [t for page in pages for t in page] == [task_json(t) for t in task_order(DATA.tasks) if keep(t)]
+    assert [t for page in pages for t in page] == [task_json(t) for t in task_order(DATA.shown_tasks) if keep(t)]
 
 
 def test_list_tasks_paging_is_stable_while_the_app_inserts(start_server: Start, new_store: NewStore) -> None:
@@ -1063,9 +1071,11 @@ def test_the_trash_never_shows_anywhere(srv: ServerProcess, scan_srv: ServerProc
                 if "speaker" in extra and extra["speaker"] == "Eve":
                     assert hits == [], query
         tasks = [t for page in all_pages(server, "list_tasks", "tasks", {"limit": 9}) for t in page]
-        secret = [t for t in tasks if t["title"] in ("Follow up secret", "Closed secret item")]
-        assert len(secret) == 2
-        assert all(t["transcript"] is None for t in secret)
+        assert len(tasks) == len(DATA.shown_tasks)
+        # A task of a trashed transcript is never shown, whatever it is asked for by.
+        for extra in ({}, {"status": "done"}, {"transcript_id": tid(900)}):
+            got = [t for page in all_pages(server, "list_tasks", "tasks", {"limit": 9, **extra}) for t in page]
+            assert not {"Follow up secret", "Closed secret item"} & {t["title"] for t in got}, extra
         assert all(t["transcript"] is None or t["transcript"]["id"] not in trashed for t in tasks)
         shown = b"".join(server.raw_stdout[start:]).decode()
         assert MARKER not in shown
@@ -1076,7 +1086,13 @@ def test_the_trash_never_shows_anywhere(srv: ServerProcess, scan_srv: ServerProc
 
 
 def test_list_tasks_transcript_reference_names_the_live_transcript(srv: ServerProcess) -> None:
-    """A task's transcript is {id, title} of its live source transcript, null when it has none."""
+    """A task's transcript is {id, title, created_at, source} of its live source transcript, null when it has none."""
     tasks = {t["title"]: t for t in srv.result("list_tasks", {"limit": 100})["tasks"]}
-    assert tasks["Send the budget"]["transcript"] == {"id": tid(1), "title": "Budget review"}
+    row = DATA.row("Budget review")
+    assert tasks["Send the budget"]["transcript"] == {
+        "id": tid(1),
+        "title": "Budget review",
+        "created_at": row.created_at,
+        "source": row.source,
+    }
     assert tasks["Call the bank"]["transcript"] is None

@@ -16,9 +16,9 @@ if TYPE_CHECKING:  # only for annotations: importing the reader pulls in asyncio
 # The order is read as four segments, each a plain range of the schema's
 # tasks(status, due_at) index: open+dated, open+undated, done+dated,
 # done+undated. The first page of open tasks never sorts more than its own rows;
-# only undated segments sort (created_at has no index). Transcript titles are
-# looked up for the page's rows alone: reaching a transcript's deleted_at walks
-# its text's overflow pages, far too slow to do for every task.
+# only undated segments sort (created_at has no index). Transcripts are looked
+# up for the rows read alone, after the sort: reaching a transcript's deleted_at
+# walks its text's overflow pages, far too slow to do for every task.
 _TASK_COLUMNS = "SELECT id, title, notes, status, priority, due_at, created_at, completed_at, transcript_id FROM tasks"
 TASKS_DATED = _TASK_COLUMNS + " WHERE status = :status AND due_at IS NOT NULL"
 TASKS_UNDATED = _TASK_COLUMNS + " WHERE status = :status AND due_at IS NULL"
@@ -33,12 +33,43 @@ AFTER_DATED = (
 AFTER_UNDATED = " AND (created_at < :a_created OR (created_at = :a_created AND id < :a_id))"
 DATED_ORDER = " ORDER BY due_at, created_at DESC, id DESC LIMIT :limit"
 UNDATED_ORDER = " ORDER BY created_at DESC, id DESC LIMIT :limit"
-LIVE_TITLES = "SELECT id, title FROM transcripts WHERE id IN ({marks}) AND deleted_at IS NULL"
+SOURCES = (
+    "SELECT id, title, created_at, source, deleted_at IS NOT NULL AS trashed FROM transcripts WHERE id IN ({marks})"
+)
 
 # (status, undated) in the contract's order.
 _SEGMENTS = (("open", 0), ("open", 1), ("done", 0), ("done", 1))
 
 TaskKey = tuple[int, int, str, str, str]
+
+
+class _Sources:
+    """The transcripts tasks came from, each looked up once per call: its reference, or in the trash."""
+
+    def __init__(self) -> None:
+        self.refs: dict[str, dict[str, Any]] = {}
+        self.trashed: set[str] = set()
+        self.seen: set[str] = set()  # looked up, found or not (a task may name a transcript long gone)
+
+    async def read(self, db: Reader, rows: list[sqlite3.Row]) -> None:
+        new = sorted({r["transcript_id"] for r in rows if r["transcript_id"] is not None} - self.seen)
+        if not new:
+            return
+        self.seen.update(new)
+        for r in await db.all(SOURCES.format(marks=",".join("?" * len(new))), new):
+            if r["trashed"]:
+                self.trashed.add(r["id"])
+            else:
+                self.refs[r["id"]] = {
+                    "id": r["id"],
+                    "title": r["title"],
+                    "created_at": stored_text(r["created_at"]),
+                    "source": r["source"],
+                }
+
+    def shown(self, row: sqlite3.Row) -> bool:
+        """A task of a transcript in the trash is never shown; one whose transcript is gone is."""
+        return row["transcript_id"] not in self.trashed
 
 
 async def list_tasks(
@@ -51,6 +82,7 @@ async def list_tasks(
     after: TaskKey | None = None,
 ) -> tuple[list[dict[str, Any]], TaskKey | None]:
     """A page of tasks in the contract's order, and the key to continue after (or None)."""
+    sources = _Sources()
     rows: list[sqlite3.Row] = []
     for seg_status, undated in _SEGMENTS:
         if status not in ("all", seg_status) or (undated and due_before):
@@ -58,58 +90,59 @@ async def list_tasks(
         seg_key = (int(seg_status == "done"), undated)
         if after is not None and seg_key < after[:2]:
             continue  # the cursor is past this whole segment
-        within = after is not None and seg_key == after[:2]
         if transcript_id:
             sql = TASKS_UNDATED_OF if undated else TASKS_DATED_OF
         else:
             sql = TASKS_UNDATED if undated else TASKS_DATED
         sql += TASK_DUE_BEFORE if due_before and not undated else ""
-        if within:
-            sql += AFTER_UNDATED if undated else AFTER_DATED
-        sql += UNDATED_ORDER if undated else DATED_ORDER
-        params: dict[str, Any] = {
-            "status": seg_status,
-            "transcript_id": transcript_id,
-            "due_before": due_before,
-            "limit": limit + 1 - len(rows),
-        }
-        if within and after is not None:
-            params.update(a_due=after[2], a_created=after[3], a_id=after[4])
-        rows += await db.all(sql, params)
+        params: dict[str, Any] = {"status": seg_status, "transcript_id": transcript_id, "due_before": due_before}
+        within = after[2:] if after is not None and seg_key == after[:2] else None
+        # Read on in this segment until the page is full or the segment ends: tasks of trashed
+        # transcripts are dropped once read, and the next batch starts after the last row read.
+        while len(rows) <= limit:
+            want = limit + 1 - len(rows)
+            batch = await db.all(
+                sql
+                + ((AFTER_UNDATED if undated else AFTER_DATED) if within else "")
+                + (UNDATED_ORDER if undated else DATED_ORDER),
+                {**params, "limit": want, **_after_params(within)},
+            )
+            await sources.read(db, batch)
+            rows += [r for r in batch if sources.shown(r)]
+            if len(batch) < want:
+                break  # the segment is read to its end
+            last = batch[-1]
+            within = (last["due_at"] or "", last["created_at"], last["id"])
         if len(rows) > limit:
             break
-    page_rows = rows[:limit]
-    linked = sorted({r["transcript_id"] for r in page_rows if r["transcript_id"] is not None})
-    titles: dict[str, str] = {}
-    if linked:
-        marks = ",".join("?" * len(linked))
-        titles = {r["id"]: r["title"] for r in await db.all(LIVE_TITLES.format(marks=marks), linked)}
-    page = [
-        {
-            "id": r["id"],
-            "title": r["title"],
-            "notes": r["notes"],
-            "status": r["status"],
-            "priority": r["priority"],
-            "due_at": stored_text(r["due_at"]),
-            "created_at": stored_text(r["created_at"]),
-            "completed_at": stored_text(r["completed_at"]),
-            "transcript": (
-                {"id": r["transcript_id"], "title": titles[r["transcript_id"]]}
-                if r["transcript_id"] in titles
-                else None
-            ),
-        }
-        for r in page_rows
-    ]
+    page = [_task(r, sources.refs) for r in rows[:limit]]
     if len(rows) <= limit:
         return page, None
-    last = page[-1]
+    last_task = page[-1]
     key: TaskKey = (
-        int(last["status"] == "done"),
-        int(last["due_at"] is None),
-        last["due_at"] or "",
-        last["created_at"],
-        last["id"],
+        int(last_task["status"] == "done"),
+        int(last_task["due_at"] is None),
+        last_task["due_at"] or "",
+        last_task["created_at"],
+        last_task["id"],
     )
     return page, key
+
+
+def _after_params(within: tuple[Any, ...] | None) -> dict[str, Any]:
+    return {} if within is None else {"a_due": within[0], "a_created": within[1], "a_id": within[2]}
+
+
+def _task(r: sqlite3.Row, refs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "id": r["id"],
+        "title": r["title"],
+        "notes": r["notes"],
+        "status": r["status"],
+        "priority": r["priority"],
+        "due_at": stored_text(r["due_at"]),
+        "created_at": stored_text(r["created_at"]),
+        "completed_at": stored_text(r["completed_at"]),
+        # Its transcript's title, date and source, so where a task came from takes no second call.
+        "transcript": refs.get(r["transcript_id"]) if r["transcript_id"] is not None else None,
+    }

@@ -72,7 +72,8 @@ RANGE: Schema = {
 }
 
 
-TRANSCRIPT_REF = record({"id": STRING, "title": STRING}, nullable=True)
+# Where a task came from: its transcript's title, date and source, so saying so takes no second call.
+TRANSCRIPT_REF = record({"id": STRING, "title": STRING, "created_at": STRING, "source": SOURCE}, nullable=True)
 SPEAKERS: Schema = {
     **list_of(STRING),
     "description": "The transcript's speaker labels, each once, in order of first appearance; empty when none.",
