@@ -228,6 +228,10 @@ class Floor:
         if "due_before" in a:
             where.append("k.due_at < :due")
             p["due"] = store_time(a["due_before"])
+        # A task of a transcript in the trash is never listed.
+        where.append(
+            "NOT EXISTS (SELECT 1 FROM transcripts d WHERE d.id = k.transcript_id AND d.deleted_at IS NOT NULL)"
+        )
         if pos is not None:
             # Keyset on (status='done', due_at IS NULL, due_at, created_at DESC, id DESC).
             where.append(
@@ -241,7 +245,7 @@ class Floor:
         order = "ORDER BY k.status = 'done', k.due_at IS NULL, k.due_at, k.created_at DESC, k.id DESC"
         rows = self.con.execute(
             "SELECT k.id, k.title, k.notes, k.status, k.priority, k.due_at, k.created_at, k.completed_at,"
-            " t.id, t.title FROM (SELECT * FROM tasks k"
+            " t.id, t.title, t.created_at, t.source FROM (SELECT * FROM tasks k"
             + (f" WHERE {' AND '.join(where)}" if where else "")
             + f" {order} LIMIT :n) k LEFT JOIN transcripts t ON t.id = k.transcript_id AND t.deleted_at IS NULL"
             f" {order}",

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from magnotia_mcp.store.plans import query_text
 from magnotia_mcp.text import stored_text
 
 if TYPE_CHECKING:  # only for annotations: importing the reader pulls in asyncio and sqlite3
@@ -27,6 +29,13 @@ TASKS_UNDATED = _TASK_COLUMNS + " WHERE status = :status AND due_at IS NULL"
 TASKS_DATED_OF = _TASK_COLUMNS + " WHERE transcript_id = :transcript_id AND +status = :status AND +due_at IS NOT NULL"
 TASKS_UNDATED_OF = _TASK_COLUMNS + " WHERE transcript_id = :transcript_id AND +status = :status AND +due_at IS NULL"
 TASK_DUE_BEFORE = " AND due_at < :due_before"
+# Words: the query language's matcher (the scan's), run on the reader thread row by row. Tasks
+# have no full-text index, so a query means the same whether the store has *_fts tables or not.
+# A row is matched only if it may match: in ASCII text (nearly all), every clause's words are
+# substrings (LIKE ignores ASCII case), a test in C ten times cheaper than the call into Python.
+TASK_MATCHES = " AND CASE WHEN {maybe} THEN magnotia_match(:q, CAST(title AS BLOB), CAST(notes AS BLOB)) ELSE 0 END"
+NOT_ASCII = "length(title) <> length(CAST(title AS BLOB)) OR coalesce(length(notes) <> length(CAST(notes AS BLOB)), 0)"
+HOLDS = "(title LIKE :{name} OR coalesce(notes LIKE :{name}, 0))"
 AFTER_DATED = (
     " AND due_at >= :a_due AND (due_at > :a_due OR created_at < :a_created OR (created_at = :a_created AND id < :a_id))"
 )
@@ -41,6 +50,36 @@ SOURCES = (
 _SEGMENTS = (("open", 0), ("open", 1), ("done", 0), ("done", 1))
 
 TaskKey = tuple[int, int, str, str, str]
+
+
+class Words(NamedTuple):
+    """A query on tasks' title and notes.
+
+    text: the query as written; match: ``magnotia_match(text, title, notes)``, 1 where it matches;
+    needles: for some of its clauses (those of ASCII words), each alternative's folded words, every
+    one of which a match holds: what may match is told from what cannot without a call into Python.
+    """
+
+    text: str
+    match: Callable[..., int]
+    needles: list[list[tuple[str, ...]]]
+
+    def sql(self) -> tuple[str, dict[str, str]]:
+        """The condition a task's row must meet, and its parameters."""
+        params: dict[str, str] = {"q": query_text(self.text)}
+        clauses = []
+        for clause in self.needles:
+            alternatives = []
+            for words in clause:
+                holds = []
+                for word in words:
+                    name = f"w{len(params)}"
+                    params[name] = f"%{word}%"
+                    holds.append(HOLDS.format(name=name))
+                alternatives.append(" AND ".join(holds))
+            clauses.append("(" + " OR ".join(f"({a})" for a in alternatives) + ")")
+        maybe = f"{NOT_ASCII} OR (" + " AND ".join(clauses) + ")" if clauses else "1"
+        return TASK_MATCHES.format(maybe=maybe), params
 
 
 class _Sources:
@@ -80,8 +119,12 @@ async def list_tasks(
     transcript_id: str | None = None,
     due_before: str | None = None,
     after: TaskKey | None = None,
+    words: Words | None = None,
 ) -> tuple[list[dict[str, Any]], TaskKey | None]:
-    """A page of tasks in the contract's order, and the key to continue after (or None)."""
+    """A page of tasks in the contract's order, and the key to continue after (or None); with words, only matches."""
+    matches, match_params = words.sql() if words is not None else ("", {})
+    if words is not None:
+        await db.ensure_function("magnotia_match", words.match)
     sources = _Sources()
     rows: list[sqlite3.Row] = []
     for seg_status, undated in _SEGMENTS:
@@ -95,7 +138,13 @@ async def list_tasks(
         else:
             sql = TASKS_UNDATED if undated else TASKS_DATED
         sql += TASK_DUE_BEFORE if due_before and not undated else ""
-        params: dict[str, Any] = {"status": seg_status, "transcript_id": transcript_id, "due_before": due_before}
+        sql += matches
+        params: dict[str, Any] = {
+            "status": seg_status,
+            "transcript_id": transcript_id,
+            "due_before": due_before,
+            **match_params,
+        }
         within = after[2:] if after is not None and seg_key == after[:2] else None
         # Read on in this segment until the page is full or the segment ends: tasks of trashed
         # transcripts are dropped once read, and the next batch starts after the last row read.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp.args import cursors
 from magnotia_mcp.args.checks import time_range
@@ -10,23 +10,51 @@ from magnotia_mcp.budget import fit_page
 from magnotia_mcp.tools import schema
 from magnotia_mcp.tools.base import Tool, ToolContext
 
+if TYPE_CHECKING:  # annotations only: the store's SQL is imported on first use
+    from magnotia_mcp.store.tasks import Words
+
 
 async def _list_tasks(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     from magnotia_mcp.store.tasks import list_tasks  # on first use: initialize does not need it
 
     after = cursors.decode("tasks", args["cursor"], 5) if "cursor" in args else None
     window = time_range(args, None, "due_before")  # due_before is an until: "today" means before tomorrow
-    async with ctx.store.reader() as db:
-        page, key = await list_tasks(
-            db,
-            limit=args["limit"],
-            status=args["status"],
-            transcript_id=args.get("transcript_id"),
-            due_before=window.until,
-            after=after,
-        )
+    words = _words(args["query"]) if "query" in args else None
+    page: list[dict[str, Any]] = []
+    key = None
+    if words is not None or "query" not in args:  # a query of no word matches no task, as it finds no transcript
+        async with ctx.store.reader() as db:
+            page, key = await list_tasks(
+                db,
+                limit=args["limit"],
+                status=args["status"],
+                transcript_id=args.get("transcript_id"),
+                due_before=window.until,
+                after=after,
+                words=words,
+            )
     answer = window.echoed({"tasks": page, "next_cursor": cursors.encode("tasks", key) if key else None})
     return fit_page(answer, "tasks", args["max_tokens"], ctx.copies, _cursor_after, "tasks")
+
+
+def _words(text: str) -> Words | None:
+    """The query on tasks' title and notes, in the query language of search_transcripts; None if it has no word."""
+    # Imported on the first query: the query language is a dozen modules list_tasks does not otherwise need.
+    from magnotia_mcp.search.folding import fold
+    from magnotia_mcp.search.matching import sql_match
+    from magnotia_mcp.search.querylang import parse
+    from magnotia_mcp.store.tasks import Words
+
+    query = parse(text)
+    if query.empty:
+        return None
+    needles = []
+    for clause in query.clauses:
+        alternatives = [tuple(fold(w) for w in term.words) for term in clause]
+        # A word LIKE can test exactly: ASCII (LIKE folds ASCII case only) and none of its wildcards.
+        if all(w.isascii() and not set(w) & set("%_\\") for words in alternatives for w in words):
+            needles.append(alternatives)
+    return Words(text, sql_match, needles)
 
 
 def _cursor_after(task: dict[str, Any]) -> str:
@@ -41,7 +69,8 @@ LIST_TASKS = Tool(
     "list_tasks",
     "List tasks",
     "List the action items Magnotia extracted from the user's transcripts: open before done, then by due "
-    "date (undated last), then newest first. Filter by status, source transcript or due date; page with cursor.",
+    "date (undated last), then newest first. Filter by words, status, source transcript or due date; page with "
+    "cursor.",
     schema.arguments(
         {
             "status": {
@@ -49,6 +78,12 @@ LIST_TASKS = Tool(
                 "enum": ["open", "done", "all"],
                 "default": "all",
                 "description": "Which tasks: open, done, or all.",
+            },
+            "query": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 500,
+                "description": "Only tasks whose title or notes match, as in search_transcripts.",
             },
             "transcript_id": {"type": "string", "description": "Only tasks extracted from this transcript."},
             "due_before": schema.time("Only tasks due before"),
