@@ -36,7 +36,7 @@ def guess_language(folded_words: Iterable[str]) -> str | None:
 
 @lru_cache(maxsize=4096)
 def stem_prefix(folded: str, language: str | None) -> str | None:
-    """The prefix to search for a folded word (lower case, no diacritics), or None to search it whole.
+    """The prefix to search for a folded word (lower case, no diacritics), or None to search it whole (short words).
 
     Stemming the folded word keeps every stem a candidate prefix of what the index holds.
     """
@@ -46,7 +46,9 @@ def stem_prefix(folded: str, language: str | None) -> str | None:
     for lang in (language,) if language else LANGUAGES:
         stem = _stemmer(lang).stemWord(folded)
         shared = _common_prefix(stem, folded)
-        if MIN_PREFIX <= len(shared) < len(folded) and (best is None or len(shared) < len(best)):
+        # A word that is its own stem ("passport", "budget") is searched as a prefix too, so that its
+        # inflections ("passports", "budgets") match as they do for a word the stemmer shortens.
+        if MIN_PREFIX <= len(shared) and (best is None or len(shared) < len(best)):
             best = shared
     return best
 
