@@ -180,14 +180,9 @@ def test_counts_and_lists_have_exactly_the_planted_answer(db: sqlite3.Connection
         "Design review – mobile onboarding",
         "Design review – admin console",
     }
-    assert _titles(db, SPOKE, "2025-10", "Ana") & _titles(db, SPOKE, "2025-10", "Jonas") == {
-        "Budget review Q4",
-        "Hiring committee",
-    }
-    assert _titles(db, SPOKE, "2026-02", "Marta") & _titles(db, SPOKE, "2026-02", "Kofi") == {
-        "Partner pipeline review",
-        "Leadership offsite",
-    }
+    both = SPOKE + " AND EXISTS (SELECT 1 FROM segments s WHERE s.transcript_id = t.id AND s.speaker = ?)"
+    assert _titles(db, both, "2025-10", "Ana", "Jonas") == {"Budget review Q4", "Hiring committee"}
+    assert _titles(db, both, "2026-02", "Marta", "Kofi") == {"Partner pipeline review", "Leadership offsite"}
     assert _titles(db, SPOKE, "2026-04", "Tariq") == {
         "Security sync",
         "Website relaunch standup",
@@ -255,3 +250,17 @@ def test_the_grader_tells_a_right_answer_from_a_wrong_one(tmp_path: Path) -> Non
         in text
     )
     assert "| all | 2 | 0/2 | 1.50 | 900 | 2.7 | 1/2 | 0.50 | 300 | 0.9 |" in text
+
+
+@pytest.mark.slow
+def test_the_10k_store_has_the_same_single_answers(tmp_path: Path) -> None:
+    """At 10k the filler has ten times the chances to add a second right answer: it has none (about a minute)."""
+    conn = sqlite3.connect(store.build(tmp_path / "assistant-10k.db", store.SIZES["10k"]))
+    conn.row_factory = sqlite3.Row
+    try:
+        assert conn.execute("SELECT count(*) FROM transcripts").fetchone()[0] == store.SIZES["10k"]
+        test_counts_and_lists_have_exactly_the_planted_answer(conn)
+        test_every_fact_is_in_the_transcripts_its_question_cites(conn)
+        test_what_only_the_trash_holds_is_only_in_the_trash(conn)
+    finally:
+        conn.close()
