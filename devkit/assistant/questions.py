@@ -422,3 +422,23 @@ QUESTIONS: tuple[Question, ...] = (
 
 def by_id() -> dict[str, Question]:
     return {q.id: q for q in QUESTIONS}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print what the model may see of each question (id and text, never kind, facts or evidence), one JSON a line."""
+    import argparse  # noqa: PLC0415  (only this command needs it)
+    import json  # noqa: PLC0415
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--split", choices=("tune", "heldout", "all"), default="all")
+    parser.add_argument("--size", choices=("1k", "10k"), default="1k")
+    args = parser.parse_args(argv)
+    print(json.dumps({"preamble": PREAMBLE}, ensure_ascii=False))
+    for q in QUESTIONS:
+        if args.split in ("all", q.split) and args.size in q.sizes:
+            print(json.dumps({"id": q.id, "question": q.text}, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
