@@ -99,9 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     if not isinstance(arguments, dict):
         parser.error("arguments must be a JSON object")
     text, failed = asyncio.run(call(params, args.tool, arguments))
-    print(text)
-    if args.log:
+    if args.log:  # before printing: a reader that stops early (| head) must not lose the call's cost
         log_call(args.log, args.server, args.tool, arguments, text, failed)
+    print(text)
     return 0
 
 

@@ -2,7 +2,8 @@
 
 A run folder holds one folder per server (``ours``, ``naive``, or any other name: ``ours-before``...), each with,
 per question, the model's final answer (``<id>.txt``) and the client's call log (``<id>.jsonl``, written by
-``ask --log``). A question without an answer file is wrong; its calls still count.
+``ask --log``). A question is in the run when any server's folder has a file of it; a server without its answer
+file is wrong on it, and its calls still count.
 
     python -m devkit.assistant.grade RUN_FOLDER            # writes RUN_FOLDER/report.md and prints it
 """
@@ -93,6 +94,8 @@ def grade_run(run: Path, questions: Iterable[Question] = QUESTIONS) -> list[Row]
     rows: list[Row] = []
     servers = sorted(p.name for p in run.iterdir() if p.is_dir())
     for q in questions:
+        if not any((run / s / f"{q.id}{ext}").exists() for s in servers for ext in (".txt", ".jsonl")):
+            continue  # not in this run (a run of the held-out half, say)
         for server in servers:
             answer = run / server / f"{q.id}.txt"
             verdict = judge(q, answer.read_text(encoding="utf-8")) if answer.exists() else None

@@ -237,19 +237,20 @@ def test_the_grader_tells_a_right_answer_from_a_wrong_one(tmp_path: Path) -> Non
         (run / server / "promise-kofi.txt").write_text(answer, encoding="utf-8")
         log = "".join('{"tool": "search_transcripts", "args": {}, "bytes": 900, "tokens": 300}\n' for _ in range(calls))
         (run / server / "promise-kofi.jsonl").write_text(log, encoding="utf-8")
-    rows = grade_run(run, [q["promise-kofi"], q["promise-sven"]])
+    (run / "ours" / "promise-sven.txt").write_text("By Thursday, April 23.", encoding="utf-8")
+    rows = grade_run(run, [q["promise-kofi"], q["promise-sven"], q["due-passport"]])  # no file of the last one
     assert [(r.server, r.question.id, r.right, r.cost.calls, r.cost.tokens) for r in rows] == [
         ("naive", "promise-kofi", False, 3, 900),
         ("ours", "promise-kofi", True, 1, 300),
         ("naive", "promise-sven", False, 0, 0),
-        ("ours", "promise-sven", False, 0, 0),
+        ("ours", "promise-sven", True, 0, 0),
     ]
     text = report(rows)
     assert (
         "| promise-kofi | promise | tune | wrong (fact 1, fact 2, fact 3) | 3 | 900 | 2,700 | right | 1 | 300 | 900 |"
         in text
     )
-    assert "| all | 2 | 0/2 | 1.50 | 900 | 2.7 | 1/2 | 0.50 | 300 | 0.9 |" in text
+    assert "| all | 2 | 0/2 | 1.50 | 900 | 2.7 | 2/2 | 0.50 | 300 | 0.9 |" in text
 
 
 @pytest.mark.slow
