@@ -60,12 +60,12 @@ async def shape(
             if said is not None:
                 segments = said.get(c.id, [])  # none for a hit found by meaning alone: decorate cites it
                 spoken: list[str | None] = ["\n".join(s["text"] for s in segments)]
-                hit = _shaped(matcher, c, *_matched_and_snippet(matcher, c, spoken), segments)
+                hit = _shaped(matcher, c, *_matched_and_snippet(matcher, c, spoken, speaker=True), segments)
             elif c.rid in long:
                 hit = await _long_hit(db, matcher, c)
             else:
                 row = texts.get(c.rid)
-                columns = [c.title, row["raw_text"] if row else None, row["formatted_text"] if row else None]
+                columns = [row["raw_text"] if row else None, row["formatted_text"] if row else None]
                 hit = _shaped(matcher, c, *_matched_and_snippet(matcher, c, columns), segs.get(c.id, []))
             if decorate is not None:
                 await decorate(hit)
@@ -75,18 +75,27 @@ async def shape(
     return hits
 
 
-def _matched_and_snippet(matcher: Matcher, c: Candidate, columns: list[str | None]) -> tuple[list[bool], str]:
-    """The clauses a hit matches and its snippet, folding no more of its texts than they need.
+def _matched_and_snippet(
+    matcher: Matcher, c: Candidate, texts: list[str | None], *, speaker: bool = False
+) -> tuple[list[bool], str]:
+    """The terms (each alternative) a hit matches and its snippet, folding no more of its texts than they need.
 
-    A candidate that has every clause (the ranking counted them) needs only the text its
-    snippet comes from, most often the formatted one; otherwise each text is folded once,
-    for the clauses it matches and for its snippet.
+    texts: its raw and formatted texts, or what one speaker said (speaker: then only the terms written
+    title:... count in its title). A candidate that has every clause (the ranking counted them), each of one
+    term, needs only the text its snippet comes from, most often the formatted one; otherwise each text is
+    folded once, for the terms it matches and for its snippet.
     """
-    clauses = len(matcher.query.clauses)
-    if c.coverage == clauses:
-        return [True] * clauses, _best_snippet(matcher, columns)
-    folded = [fold(t) if t else None for t in columns]
-    return matcher.matched(*(f for f in folded if f)), _best_snippet(matcher, columns, folded)
+    query = matcher.query
+    if c.coverage == len(query.clauses) == len(query.phrases):
+        return [True] * len(query.phrases), _best_snippet(matcher, texts)
+    folded = [fold(t) if t else None for t in texts]
+    title = fold(c.title) if c.title else ""
+    if speaker:
+        said = matcher.terms_matched(*(f for f in folded if f))
+        hits = [a or b for a, b in zip(said, matcher.title_terms(title), strict=True)]
+    else:
+        hits = matcher.terms_matched(*(f for f in folded if f), title=title)
+    return hits, _best_snippet(matcher, texts, folded)
 
 
 def _shaped(
@@ -101,7 +110,8 @@ def _shaped(
         "snippet": snippet_text,
         # Clauses matched, then BM25 squashed into [0, 1): higher is better, in hit order.
         "score": round(c.coverage + c.relevance / (1 + c.relevance), 6),
-        "matched_terms": [label for label, hit in zip(matcher.query.labels, matched, strict=True) if hit],
+        # Each term or alternative it matched (matched: one flag per phrase), once.
+        "matched_terms": matcher.query.matched_labels(matched),
         "moments": moments,
         "segment": first,
     }
@@ -110,33 +120,34 @@ def _shaped(
 async def _long_hit(db: Reader, matcher: Matcher, c: Candidate) -> dict[str, Any]:
     """A hit on a long transcript, shaped without reading its text: the cost follows its matches.
 
-    The clauses it matches come from the full-text index; the snippet and moments from
-    its matching segments (found with the segment index), the snippet from the first
-    of them in spoken order. Only when no segment matches (the words are in the title,
-    or only in the formatted text) is the head of its texts read for a snippet.
+    The terms it matches come from the full-text index (one lookup per term); the snippet and
+    moments from its matching segments (found with the segment index), the snippet from the first
+    of them in spoken order. Only when no segment matches (the words are in the title, or only
+    in the formatted text) is the head of its texts read for a snippet.
     """
     query = matcher.query
-    matched = await rows.clauses_hit(db, c.rid, query.clause_fts())
-    segments = await rows.matching_segments(db, c.id, query.fts_at_least(1))
+    matched = await rows.clauses_hit(db, c.rid, [t.fts() for t in query.phrases])
+    said = query.text_fts()  # a term restricted to the title matches no segment
+    segments = await rows.matching_segments(db, c.id, said) if said is not None else []
     found = next((snippet(matcher, s["text"]) for s in segments if matcher.first_match(fold(s["text"]))), None)
     if found is None:
         heads = await rows.heads(db, c.rid)
-        columns = [c.title, heads["raw_text"] if heads else None, heads["formatted_text"] if heads else None]
-        found = _best_snippet(matcher, columns)
+        found = _best_snippet(matcher, [heads["raw_text"], heads["formatted_text"]] if heads else [])
     return _shaped(matcher, c, matched, found, segments)
 
 
-def _best_snippet(matcher: Matcher, columns: list[str | None], folded: list[str | None] | None = None) -> str:
-    """Around the first match: in the formatted text (it reads best), else the raw text, else the title.
+def _best_snippet(matcher: Matcher, texts: list[str | None], folded: list[str | None] | None = None) -> str:
+    """Around the first match: in the formatted text (it reads best), else the raw text (texts: raw, formatted).
 
-    folded: the columns already folded, when the caller has them.
+    With no match in them (a hit found by its title), the opening of the formatted text, else the raw one:
+    the title is in the hit already. folded: the texts already folded, when the caller has them.
     """
-    for k in reversed(range(len(columns))):
-        text = columns[k]
+    for k in reversed(range(len(texts))):
+        text = texts[k]
         found = snippet(matcher, text, folded[k] if folded else None) if text else None
         if found is not None:
             return found
-    return preview(columns[0] or "")
+    return preview(next((t for t in reversed(texts) if t and t.strip()), ""), SNIPPET_CHARS)
 
 
 def _moments(matcher: Matcher, segments: list[sqlite3.Row]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:

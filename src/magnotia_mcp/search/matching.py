@@ -39,36 +39,75 @@ class Matcher:
 
     A clause matches when any of its terms does; ``matches`` (every clause) is
     what sorting by time requires, ``matched`` (per clause) what ranking counts.
+    The texts a method is given are a transcript's texts (or segments); its title,
+    when it counts, comes as ``title``: a term written ``title:...`` matches there
+    only, the others in the title and the texts alike (as the index has them).
     """
 
-    __slots__ = ("_any", "_clauses", "_phrases", "query")
+    __slots__ = ("_any", "_clauses", "_phrases", "_titled", "query")
 
     def __init__(self, query: Query) -> None:
         self.query = query
         # Two forms of each pattern: plain, and with combining marks. Text with no combining
         # marks (nearly all of it) gets the plain one, several times faster to run.
-        self._clauses = [_Forms("|".join, clause) for clause in query.clauses]
+        # Per clause: its terms for the title, and those not restricted to it for the texts (None: all are).
+        self._clauses = [
+            (_Forms("|".join, clause), _forms([t for t in clause if not t.title])) for clause in query.clauses
+        ]
         self._phrases = [_Forms("".join, (t,)) for t in query.phrases]
-        self._any = _Forms("|".join, query.phrases) if query.phrases else None
+        self._titled = [t.title for t in query.phrases]
+        # Snippets and moments come from the texts: only the terms that may match there.
+        self._any = _forms([t for t in query.phrases if not t.title])
 
-    def matches(self, *folded_texts: str) -> bool:
-        """True when every clause matches in at least one of the (folded) texts."""
-        return all(self.matched(*folded_texts))
+    def matches(self, *folded_texts: str, title: str = "") -> bool:
+        """True when every clause matches in at least one of the (folded) texts or in the (folded) title."""
+        return all(self.matched(*folded_texts, title=title))
 
-    def matched(self, *folded_texts: str) -> list[bool]:
-        """For each clause, whether it matches in at least one of the (folded) texts."""
+    def matched(self, *folded_texts: str, title: str = "") -> list[bool]:
+        """For each clause, whether it matches in at least one of the (folded) texts or in the (folded) title."""
         forms = [(t, _has_marks(t)) for t in folded_texts]
-        return [any(rx[marks].search(t) for t, marks in forms) for rx in self._clauses]
+        marked = _has_marks(title)
+        return [
+            (texts is not None and any(texts[marks].search(t) for t, marks in forms))
+            or (bool(title) and whole[marked].search(title) is not None)
+            for whole, texts in self._clauses
+        ]
 
-    def phrase_counts(self, folded: str) -> list[int]:
-        """How often each phrase occurs in folded text (what FTS5 counts as its hits)."""
+    def terms_matched(self, *folded_texts: str, title: str = "") -> list[bool]:
+        """For each phrase (term or alternative), whether it matches in the texts or in the title."""
+        forms = [(t, _has_marks(t)) for t in folded_texts]
+        marked = _has_marks(title)
+        return [
+            (not titled and any(rx[marks].search(t) for t, marks in forms))
+            or (bool(title) and rx[marked].search(title) is not None)
+            for rx, titled in zip(self._phrases, self._titled, strict=True)
+        ]
+
+    def phrase_counts(self, folded: str, title: bool = False) -> list[int]:
+        """How often each phrase occurs in folded text (what FTS5 counts as its hits); title: the text is a title."""
         marks = _has_marks(folded)
-        return [sum(1 for _ in rx[marks].finditer(folded)) for rx in self._phrases]
+        return [
+            0 if titled and not title else sum(1 for _ in rx[marks].finditer(folded))
+            for rx, titled in zip(self._phrases, self._titled, strict=True)
+        ]
+
+    def title_counts(self, folded_title: str) -> list[int]:
+        """How often each phrase restricted to the title occurs in it; 0 for the others."""
+        counts = self.phrase_counts(folded_title, title=True) if any(self._titled) else [0] * len(self._titled)
+        return [n if titled else 0 for n, titled in zip(counts, self._titled, strict=True)]
+
+    def title_terms(self, folded_title: str) -> list[bool]:
+        """For each phrase, whether it is restricted to the title and found in it (a speaker's search: only
+        these count in the title)."""
+        return [n > 0 for n in self.title_counts(folded_title)] if folded_title else [False] * len(self._titled)
 
     def phrase_starts(self, folded: str) -> list[list[int]]:
         """Where each phrase's matches start in folded text (phrase_counts, with the places)."""
         marks = _has_marks(folded)
-        return [[m.start() for m in rx[marks].finditer(folded)] for rx in self._phrases]
+        return [
+            [] if titled else [m.start() for m in rx[marks].finditer(folded)]
+            for rx, titled in zip(self._phrases, self._titled, strict=True)
+        ]
 
     def first_match(self, folded: str) -> re.Match[str] | None:
         return self._any[_has_marks(folded)].search(folded) if self._any else None
@@ -78,6 +117,10 @@ class Matcher:
         if self._any is None:
             return []
         return [m.span() for m in self._any[_has_marks(folded)].finditer(folded, start, end)]
+
+
+def _forms(terms: list[Term]) -> _Forms | None:
+    return _Forms("|".join, terms) if terms else None
 
 
 class _Forms:
@@ -112,15 +155,21 @@ def matcher_for(text: str) -> Matcher:
     return Matcher(parse(text))
 
 
-def sql_match(query_text: str, *texts: str | None) -> int:
-    """``magnotia_match(query, text, ...)`` for SQLite: 1 when query matches across the texts.
+def sql_match(query_text: str, title: str | None, *texts: str | None) -> int:
+    """``magnotia_match(query, title, text, ...)`` for SQLite: 1 when query matches across the title and texts.
 
     Registered on the read connection by the scan, so matching runs on the
     reader thread, row by row, where an interrupt can stop it.
     """
-    return int(matcher_for(query_text).matches(*(fold(t) for t in texts if t)))
+    folded = (fold(t) for t in texts if t)
+    return int(matcher_for(query_text).matches(*folded, title=fold(title) if title else ""))
 
 
-def sql_any_clause(query_text: str, text: str | None) -> int:
-    """``magnotia_any(query, text)`` for SQLite: 1 when any clause of the query matches text."""
-    return int(text is not None and any(matcher_for(query_text).matched(fold(text))))
+def sql_any_clause(query_text: str, text: str | None, title: str | None = None) -> int:
+    """``magnotia_any(query, text, title)`` for SQLite: 1 when any clause of the query matches text (a
+    segment's), or the title (its transcript's) holds a term restricted to it."""
+    matcher = matcher_for(query_text)
+    return int(
+        (text is not None and any(matcher.matched(fold(text))))
+        or (bool(title) and any(matcher.title_terms(fold(title or ""))))
+    )

@@ -6,7 +6,9 @@ store's ``*_fts`` tables:
 * words are all required (AND), in any order, case- and accent-insensitive;
 * ``"a quoted phrase"`` must appear as written (one column, words in order);
 * a word ending in ``*`` matches as a prefix;
-* ``OR`` between two terms accepts either; anywhere else it is the word "or".
+* ``OR`` between two terms accepts either; anywhere else it is the word "or";
+* ``title:word`` or ``title:"a phrase"`` matches in the title only (``title``
+  with nothing after it is the word "title").
 
 Everything else is literal. Text is cut into tokens the way SQLite's
 ``unicode61`` tokenizer does (runs of letters and digits), so no input can be
@@ -24,19 +26,22 @@ from magnotia_mcp.search.stemming import guess_language, stem_prefix
 from magnotia_mcp.search.stopwords import WORDS
 from magnotia_mcp.search.tokens import MARKS_RE, TOKEN_RE
 
-_CHUNK_RE = re.compile(r'"([^"]*)"(\*?)|"|[^\s"]+')
+_CHUNK_RE = re.compile(r'((?i:title):)?"([^"]*)"(\*?)|"|[^\s"]+')
+_TITLE_RE = re.compile(r"(?i:title):(?=.)")
 _APOSTROPHES = re.compile("['\u2018\u2019\u02bc]")
 
 
 class Term(NamedTuple):
-    """One searchable unit: a word, or a phrase of words; the last may be a prefix."""
+    """One searchable unit: a word, or a phrase of words; the last may be a prefix. title: in the title only."""
 
     words: tuple[str, ...]
     prefix: bool
+    title: bool = False
 
     def fts(self) -> str:
         # Tokens hold only letters and digits, so double quotes cannot be broken out of.
-        return '"' + " ".join(self.words) + '"' + ("*" if self.prefix else "")
+        phrase = '"' + " ".join(self.words) + '"' + ("*" if self.prefix else "")
+        return "title : " + phrase if self.title else phrase
 
 
 class Query:
@@ -49,14 +54,22 @@ class Query:
     the same terms as patterns (``matching``).
     """
 
-    __slots__ = ("clauses", "labels", "phrases", "text")
+    __slots__ = ("clauses", "labels", "phrases", "term_labels", "text")
 
-    def __init__(self, text: str, clauses: list[tuple[Term, ...]], labels: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        text: str,
+        clauses: list[tuple[Term, ...]],
+        labels: list[str] | None = None,
+        term_labels: list[str] | None = None,
+    ) -> None:
         self.text = text
         self.clauses = clauses
-        self.labels = labels if labels is not None else [" OR ".join(" ".join(t.words) for t in c) for c in clauses]
         # Every term of every clause, in order: what FTS5 calls the query's phrases.
         self.phrases = [t for clause in clauses for t in clause]
+        # Each phrase as the user wrote it: what a hit lists as the terms it matched.
+        self.term_labels = term_labels if term_labels is not None else [_written(t) for t in self.phrases]
+        self.labels = labels if labels is not None else [" OR ".join(_written(t) for t in c) for c in clauses]
 
     @property
     def empty(self) -> bool:
@@ -75,6 +88,36 @@ class Query:
         """Each clause's own FTS5 MATCH expression."""
         return [_clause_fts(c) for c in self.clauses]
 
+    def text_fts(self) -> str | None:
+        """The FTS5 expression for any term not restricted to the title (what a segment can match), or None."""
+        terms = [t.fts() for t in self.phrases if not t.title]
+        return " OR ".join(terms) if terms else None
+
+    def title_fts(self) -> str | None:
+        """The FTS5 expression for any term restricted to the title, or None."""
+        terms = [t.fts() for t in self.phrases if t.title]
+        return " OR ".join(terms) if terms else None
+
+    def matched_labels(self, hits: list[bool]) -> list[str]:
+        """The terms (alternatives) a hit matched, as written, once each; hits: one flag per phrase."""
+        return list(dict.fromkeys(label for label, hit in zip(self.term_labels, hits, strict=True) if hit))
+
+    def clauses_hit(self, hits: list[bool]) -> list[bool]:
+        """For each clause, whether one of its phrases was hit (hits: one flag per phrase)."""
+        out, start = [], 0
+        for clause in self.clauses:
+            out.append(any(hits[start : start + len(clause)]))
+            start += len(clause)
+        return out
+
+    def clauses_matched(self, terms: list[str]) -> int:
+        """How many clauses have one of terms (labels from matched_labels) among their terms."""
+        found, start, count = set(terms), 0, 0
+        for clause in self.clauses:
+            count += any(label in found for label in self.term_labels[start : start + len(clause)])
+            start += len(clause)
+        return count
+
     def fts_at_least(self, k: int) -> str:
         """The FTS5 MATCH expression for rows matching at least k of the clauses.
 
@@ -85,9 +128,18 @@ class Query:
         return " OR ".join(f"({g})" for g in groups)
 
 
+def _written(term: Term) -> str:
+    words = " ".join(term.words)
+    return ("title:" if term.title else "") + words
+
+
 def _clause_fts(clause: tuple[Term, ...]) -> str:
     alts = [t.fts() for t in clause]
     return alts[0] if len(alts) == 1 else "(" + " OR ".join(alts) + ")"
+
+
+# One parsed item: (term, as written, plain word); None: OR.
+_Item = tuple[Term, str, bool]
 
 
 def parse(text: str) -> Query:
@@ -96,25 +148,25 @@ def parse(text: str) -> Query:
     Function words ("what", "did", "the"...) are dropped unless quoted or nothing
     else is left, and each remaining plain word also matches its inflections.
     """
-    items: list[tuple[Term, str, bool] | None] = []  # (term, as written, plain word); None: OR
+    items: list[_Item | None] = []
     for m in _CHUNK_RE.finditer(text):
         chunk = m.group(0)
-        if m.group(1) is not None:  # a closed quote: a phrase
-            term = _term(m.group(1), prefix=bool(m.group(2)))
+        if m.group(2) is not None:  # a closed quote: a phrase, in the title only after title:
+            term = _term(m.group(2), prefix=bool(m.group(3)))
             if term is not None:
-                items.append((term, chunk, False))
+                items.append((term._replace(title=bool(m.group(1))), chunk, False))
+            elif m.group(1):  # title:"" is the word "title"
+                items.append((Term(("title",), False), m.group(1)[:-1], True))
         elif chunk == "OR":
             items.append(None)
         elif chunk != '"':  # an unmatched quote is just punctuation
-            # An apostrophe joins two words, not a phrase: "what's" is "what" and "s",
-            # "l'orçamento" is "l" and "orçamento", each a word of its own.
-            parts = [p for p in _APOSTROPHES.split(chunk) if p]
-            for n, part in enumerate(parts):
-                prefix = part.endswith("*") and n == len(parts) - 1
-                term = _term(part.rstrip("*") if prefix else part, prefix=prefix)
-                if term is not None:
-                    items.append((term, part, not prefix and len(term.words) == 1))
-    clauses: list[list[tuple[Term, str, bool]]] = []
+            field = _TITLE_RE.match(chunk)
+            words = _words(chunk[field.end() :]) if field else []
+            if field and words:
+                items += [(t._replace(title=True), field.group(0) + w, plain) for t, w, plain in words]
+            else:
+                items += _words(chunk)
+    clauses: list[list[_Item]] = []
     i = 0
     while i < len(items):
         item = items[i]
@@ -133,11 +185,27 @@ def parse(text: str) -> Query:
     return _refine(text, clauses)
 
 
-def _refine(text: str, clauses: list[list[tuple[Term, str, bool]]]) -> Query:
+def _words(chunk: str) -> list[_Item]:
+    """The terms of an unquoted chunk."""
+    # An apostrophe joins two words, not a phrase: "what's" is "what" and "s",
+    # "l'orçamento" is "l" and "orçamento", each a word of its own.
+    parts = [p for p in _APOSTROPHES.split(chunk) if p]
+    items: list[_Item] = []
+    for n, part in enumerate(parts):
+        prefix = part.endswith("*") and n == len(parts) - 1
+        term = _term(part.rstrip("*") if prefix else part, prefix=prefix)
+        if term is not None:
+            items.append((term, part, not prefix and len(term.words) == 1))
+    return items
+
+
+def _refine(text: str, clauses: list[list[_Item]]) -> Query:
     """Drop function words and widen plain words to their stems."""
 
-    def is_function_word(clause: list[tuple[Term, str, bool]]) -> bool:
-        return len(clause) == 1 and clause[0][2] and fold(clause[0][0].words[0]) in WORDS
+    def is_function_word(clause: list[_Item]) -> bool:
+        # A word asked for in the title is meant: it stays.
+        term, _, plain = clause[0]
+        return len(clause) == 1 and plain and not term.title and fold(term.words[0]) in WORDS
 
     kept = [c for c in clauses if not is_function_word(c)] or clauses
     language = guess_language(fold(t.words[0]) for c in clauses for t, _, plain in c if plain)
@@ -146,10 +214,10 @@ def _refine(text: str, clauses: list[list[tuple[Term, str, bool]]]) -> Query:
         terms = []
         for term, _, plain in clause:
             stem = stem_prefix(fold(term.words[0]), language) if plain else None
-            terms.append(Term((stem,), True) if stem else term)
+            terms.append(Term((stem,), True, term.title) if stem else term)
         out.append(tuple(terms))
     labels = [" OR ".join(written for _, written, _ in clause) for clause in kept]
-    return Query(text, out, labels)
+    return Query(text, out, labels, [written for clause in kept for _, written, _ in clause])
 
 
 def _term(chunk: str, *, prefix: bool) -> Term | None:

@@ -183,7 +183,11 @@ def rank_said(
     docs = []
     for segments in said.values():
         text = fold("\n".join(s["text"] for s in segments))
-        docs.append((segments[0], phrase_freqs(matcher, [text], [1.0]), token_count(text)))
+        freqs = phrase_freqs(matcher, [text], [1.0])
+        # A term written title:... counts in the transcript's title (weighted as the index weighs titles).
+        titled = matcher.title_counts(fold(segments[0]["title"] or ""))
+        freqs = [f + WEIGHTS[0] * n for f, n in zip(freqs, titled, strict=True)]
+        docs.append((segments[0], freqs, token_count(text)))
     df = [sum(f[i] > 0 for _, f, _ in docs) for i in range(len(query.phrases))]
     scorer = Bm25(len(docs), sum(n for _, _, n in docs), df)
     cands = [
@@ -249,12 +253,17 @@ def token_count(text: str | None) -> int:
     return tokens.token_count(text) if text else 0
 
 
-def phrase_freqs(matcher: Matcher, folded_columns: Iterable[str], weights: Iterable[float]) -> list[float]:
-    """Per phrase, its hits in each (folded) column times the column's weight, summed."""
+def phrase_freqs(
+    matcher: Matcher, folded_columns: Iterable[str], weights: Iterable[float], *, title_first: bool = False
+) -> list[float]:
+    """Per phrase, its hits in each (folded) column times the column's weight, summed.
+
+    title_first: the first column is the title, where terms written title:... count too.
+    """
     total = [0.0] * len(matcher.query.phrases)
-    for text, weight in zip(folded_columns, weights, strict=True):
+    for k, (text, weight) in enumerate(zip(folded_columns, weights, strict=True)):
         if text:
-            for i, count in enumerate(matcher.phrase_counts(text)):
+            for i, count in enumerate(matcher.phrase_counts(text, title=title_first and k == 0)):
                 total[i] += weight * count
     return total
 
@@ -285,9 +294,9 @@ def scan_stats(
         if len(_LENGTHS) < _LENGTHS_KEPT:
             _LENGTHS[store, id] = (updated_at, length)
     folded = [fold(t) if t else "" for t in (title, raw, formatted)]
-    if not any(matcher.matched(*folded)):
+    if not any(matcher.matched(*folded[1:], title=folded[0])):
         return str(length)
-    freqs = phrase_freqs(matcher, folded, WEIGHTS)
+    freqs = phrase_freqs(matcher, folded, WEIGHTS, title_first=True)
     return f"{length}|" + ",".join(f"{f!r}" for f in freqs)
 
 

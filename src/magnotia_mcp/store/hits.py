@@ -55,9 +55,16 @@ SPEAKER_FTS = (
     " JOIN transcripts AS t ON t.id = s.transcript_id"
     " WHERE g.segments_fts MATCH :match AND t.deleted_at IS NULL AND magnotia_fold(CAST(s.speaker AS BLOB)) = :speaker"
 )
-# Without a segment index: every segment of the speaker, matched on the reader thread.
+# A term restricted to the title: every segment of the speaker in the transcripts whose title has it.
+SPEAKER_TITLE_FTS = (
+    "SELECT" + _SPEAKER_SEGMENTS + " FROM transcripts_fts AS f JOIN transcripts AS t ON t.rowid = f.rowid"
+    " JOIN segments AS s ON s.transcript_id = t.id"
+    " WHERE f.transcripts_fts MATCH :title_match AND t.deleted_at IS NULL"
+    " AND magnotia_fold(CAST(s.speaker AS BLOB)) = :speaker"
+)
+# Without a segment index: every segment of the speaker, matched (with its transcript's title) on the reader thread.
 SPEAKER_SCAN = (
-    "SELECT s.id AS sid," + _SPEAKER_SEGMENTS + ", magnotia_any(:q, CAST(s.text AS BLOB)) AS hit"
+    "SELECT s.id AS sid," + _SPEAKER_SEGMENTS + ", magnotia_any(:q, CAST(s.text AS BLOB), CAST(t.title AS BLOB)) AS hit"
     " FROM segments AS s JOIN transcripts AS t ON t.id = s.transcript_id"
     " WHERE t.deleted_at IS NULL AND magnotia_fold(CAST(s.speaker AS BLOB)) = :speaker AND s.id > :after"
 )
@@ -233,28 +240,35 @@ async def speaker_segments(
     speaker: str,
     filt: Filters,
     *,
-    match: str,
+    match: str | None,
+    title_match: str | None = None,
     text: str,
     fold_label: Callable[[str | None], str | None],
-    any_clause: Callable[[str, str | None], int],
+    any_clause: Callable[[str, str | None, str | None], int],
     progress: Callable[[int], None] | None,
 ) -> list[sqlite3.Row]:
     """The live segments of one speaker (labels as fold_label gives them) that may match the query.
 
-    By the segment index (match: any clause's expression), else by a scan matching the
-    query's text with any_clause on the reader thread.
+    By the segment index (match: what a segment may match, its terms not restricted to the title)
+    and, with terms restricted to the title (title_match), every segment of theirs in the transcripts
+    whose title has one; else by a scan matching the query's text with any_clause on the reader thread.
     """
     await db.ensure_function("magnotia_fold", fold_label)
     params: dict[str, Any] = {**filt, "speaker": speaker}
-    if db.info.has_segment_fts:
-        return await db.all(SPEAKER_FTS + where(filt), {**params, "match": match})
+    if db.info.has_segment_fts and (title_match is None or db.info.has_fts):
+        rows = await db.all(SPEAKER_FTS + where(filt), {**params, "match": match}) if match is not None else []
+        if title_match is None:
+            return rows
+        seen = {(r["transcript_id"], r["seq"]) for r in rows}
+        titled = await db.all(SPEAKER_TITLE_FTS + where(filt), {**params, "title_match": title_match})
+        return rows + [r for r in titled if (r["transcript_id"], r["seq"]) not in seen]
     return await _scan_speaker(db, text, any_clause, where(filt), params, progress)
 
 
 async def _scan_speaker(
     db: Reader,
     text: str,
-    any_clause: Callable[[str, str | None], int],
+    any_clause: Callable[[str, str | None, str | None], int],
     filters: str,
     params: dict[str, Any],
     progress: Callable[[int], None] | None,

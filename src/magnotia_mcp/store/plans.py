@@ -129,7 +129,8 @@ async def scan_in_order(
 ) -> list[sqlite3.Row]:
     """The same answer as fts_in_order, found by reading rows in time order.
 
-    match is ``magnotia_match(text, title, raw_text, formatted_text)``: 1 when the query (its text) matches.
+    match is ``magnotia_match(text, title, raw_text, formatted_text)``: 1 when the query (its text) matches
+    (a term written title:... in the title only).
     """
     await db.ensure_function("magnotia_match", match)
     hits: list[sqlite3.Row] = []

@@ -48,7 +48,7 @@ def found_little(query: Query, hits: list[JSON]) -> str | None:
     if not hits:
         return "nothing"
     clauses = len(query.clauses)
-    best = max(len(hit["matched_terms"]) for hit in hits)
+    best = max(query.clauses_matched(hit["matched_terms"]) for hit in hits)
     return "partial" if clauses >= 2 and best <= WEAK_SHARE * clauses else None
 
 
