@@ -21,6 +21,7 @@ import jsonschema
 import pytest
 
 from devkit.storefactory import StoreBuilder, ts
+from magnotia_mcp.search.querylang import parse
 from tests.support.protocol import REVISIONS, at_least
 from tests.support.server import ServerProcess, SharedServers
 
@@ -131,7 +132,8 @@ def check_hits(result: dict[str, Any], arguments: dict[str, Any]) -> None:
         assert times == sorted(times, reverse=sort == "newest")
     for hit in hits:
         assert hit["matched_terms"]
-        assert len(hit["matched_terms"]) <= hit["score"] < len(hit["matched_terms"]) + 1
+        covered = parse(arguments["query"]).clauses_matched(hit["matched_terms"])
+        assert covered <= hit["score"] < covered + 1
         assert len(hit["moments"]) <= 3
         for moment in hit["moments"]:
             assert set(moment) == {"seq", "start_ms", "end_ms", "speaker", "snippet"}

@@ -342,9 +342,13 @@ def _case(word: str) -> st.SearchStrategy[str]:
 
 @st.composite
 def _word(draw: st.DrawFn, words: tuple[str, ...]) -> str:
-    kind = draw(st.sampled_from(["store"] * 6 + ["stop", "stop", "op", "op", "odd", "text", "inflect"]))
+    kind = draw(st.sampled_from(["store"] * 6 + ["stop", "stop", "op", "op", "odd", "text", "inflect", "title"]))
     if kind == "store":
         return draw(st.sampled_from(words).flatmap(_case))
+    if kind == "title":  # a word or phrase sought in titles only, or title with nothing after it
+        word = draw(st.sampled_from(words).flatmap(_case))
+        other = draw(st.sampled_from(words))
+        return draw(st.sampled_from(["title:" + word, f'title:"{word} {other}"', "title:", "Title:" + word]))
     if kind == "stop":
         return draw(st.sampled_from(STOPWORDS))
     if kind == "op":

@@ -252,7 +252,8 @@ SEARCH_TRANSCRIPTS = Tool(
     '("what did we decide about the mobile launch"): words like what/did/we/about/the are ignored, plurals and '
     "other endings match (plans finds plan), case and accents do not matter, and a transcript does not need "
     "every word: those matching more of them rank first, then by BM25 relevance (title words count more). "
-    '"a quoted phrase" must appear as written; word* matches a prefix; a OR b accepts either. Each hit has '
+    '"a quoted phrase" must appear as written; word* matches a prefix; a OR b accepts either; '
+    'title:word or title:"a phrase" matches titles only. Each hit has '
     "a snippet (matches in **bold**), the terms it matched, and up to 3 moments (the best-matching "
     "segments, with time and speaker) to cite, or to read around with get_transcript(start_ms=...). "
     "sort=newest/oldest lists every transcript that has all the terms in time order instead. "
