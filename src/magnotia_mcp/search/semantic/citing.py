@@ -80,7 +80,7 @@ async def cite(how: dict[str, MatchedBy], near: Near, segments: PageSegments, hi
             hit["segment"] = {k: cited[0][k] for k in ("seq", "start_ms", "end_ms", "speaker")}
         elif found.chunks and found.chunks[0].piece is not None:
             # A text without segments (a dictation kept as text, an imported file): no moment has a time to
-            # cite, so the snippet is the passage that matched, not the title shape fell back to.
+            # cite, so the snippet is the passage that matched, not the opening shape fell back to.
             passage = await segments.piece(tid, found.chunks[0].piece)
             if passage:
                 hit["snippet"] = preview(passage, hits.SNIPPET_CHARS)
