@@ -24,6 +24,7 @@ _SHAPES: dict[str, tuple[type, ...]] = {
     "resources": (str, str),
     "tasks": (int, int, str, str, str),
     "search": (int, int),  # hits already given, and the limit first asked for
+    "inside": (str, int, int),  # the transcript, the last moment given (its seq, or offset), the limit
 }
 _INT64 = 2**63
 

@@ -222,20 +222,23 @@ def snippet(matcher: Matcher, text: str, folded: str | None = None) -> str | Non
     """Up to ~200 characters around the first match, each match wrapped in ``**``."""
     folded = fold(text) if folded is None else folded
     first = matcher.first_match(folded)
-    if first is None:
-        return None
-    start = max(0, first.start() - _LEAD)
+    return None if first is None else passage(matcher, text, folded, first.span())[2]
+
+
+def passage(matcher: Matcher, text: str, folded: str, first: tuple[int, int]) -> tuple[int, int, str]:
+    """(start, end, snippet) of the snippet around the match at span first: where it starts and ends in text."""
+    start = max(0, first[0] - _LEAD)
     if start > 0:
         # Start on a word: step forward past the word we landed in.
-        space = text.find(" ", start, first.start())
-        start = space + 1 if space != -1 else first.start()
+        space = text.find(" ", start, first[0])
+        start = space + 1 if space != -1 else first[0]
     end = min(len(text), start + SNIPPET_CHARS)
     if end < len(text):
-        space = text.rfind(" ", first.end(), end)
+        space = text.rfind(" ", first[1], end)
         if space != -1:
             end = space
     # A match longer than the snippet starts inside it: search to its end, mark the part shown.
-    spans = matcher.spans(folded, start, max(end, first.end()))
+    spans = matcher.spans(folded, start, max(end, first[1]))
     out: list[str] = ["…"] if start > 0 else []
     pos = start
     for s, e in spans:
@@ -245,4 +248,4 @@ def snippet(matcher: Matcher, text: str, folded: str | None = None) -> str | Non
     out.append(text[pos:end])
     if end < len(text):
         out.append("…")
-    return " ".join("".join(out).split())
+    return start, end, " ".join("".join(out).split())

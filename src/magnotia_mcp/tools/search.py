@@ -8,7 +8,7 @@ from magnotia_mcp.args import cursors
 from magnotia_mcp.args.checks import time_range
 from magnotia_mcp.budget import PageCost, answer_cost, fit_page
 from magnotia_mcp.errors import InvalidArguments
-from magnotia_mcp.tools import hints, schema
+from magnotia_mcp.tools import hints, inside, schema
 from magnotia_mcp.tools.base import Tool, ToolContext
 
 if TYPE_CHECKING:  # annotations only: the query language and numpy load on the first search, not at start-up
@@ -25,6 +25,8 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
     from magnotia_mcp.search.plan import search_page
     from magnotia_mcp.search.querylang import parse
 
+    if "transcript_id" in args:
+        return await inside.search_inside(ctx, args)
     query = parse(args["query"])
     window = time_range(args)
     # A cursor continues a search cut for the budget: the same hits, from the first not yet given.
@@ -281,6 +283,7 @@ SEARCH_TRANSCRIPTS = Tool(
             "since": schema.time("Only transcripts created at or after"),
             "until": schema.time("Only transcripts created before"),
             "source": schema.source("transcripts"),
+            "transcript_id": inside.TRANSCRIPT_ID,
             "cursor": {
                 "type": "string",
                 "description": "next_cursor from an answer cut to fit max_tokens, with the same query and "
@@ -315,7 +318,9 @@ SEARCH_TRANSCRIPTS = Tool(
                             "BM25 scaled into [0, 1).",
                         },
                         "matched_terms": schema.list_of(schema.STRING),
-                        "moments": schema.list_of(schema.record({**_TIME, "snippet": schema.STRING})),
+                        "moments": schema.list_of(
+                            {"anyOf": [schema.record({**_TIME, "snippet": schema.STRING}), inside.TEXT_MOMENT]}
+                        ),
                         "segment": schema.record(_TIME, nullable=True),
                         "matched_by": {
                             "type": "string",
@@ -330,6 +335,7 @@ SEARCH_TRANSCRIPTS = Tool(
                     optional=("matched_by", "similarity"),
                 )
             ),
+            "moments_found": inside.MOMENTS_FOUND,
             "next_cursor": {
                 "type": ["string", "null"],
                 "description": "When hits were left out to fit max_tokens: pass as cursor (same query) for the "
@@ -339,7 +345,7 @@ SEARCH_TRANSCRIPTS = Tool(
             "semantic": SEMANTIC,
             **schema.BUDGET_FIELDS,
         },
-        optional=("range", "note", "hint", "semantic"),
+        optional=("range", "note", "hint", "semantic", "moments_found"),
     ),
     _search_transcripts,
 )
