@@ -9,6 +9,7 @@ the spans a snippet marks.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 
@@ -111,6 +112,23 @@ class Matcher:
 
     def first_match(self, folded: str) -> re.Match[str] | None:
         return self._any[_has_marks(folded)].search(folded) if self._any else None
+
+    def parts_matching(self, folded: str, starts: list[int]) -> list[int]:
+        """The indexes of the parts of folded (part k from starts[k] to starts[k + 1]) where a match starts.
+
+        One search per part that matches, from the start of the next: a word said in every segment of a
+        10-hour meeting costs a search per segment, not one per time it was said.
+        """
+        if self._any is None:
+            return []
+        rx, found, at = self._any[_has_marks(folded)], [], 0
+        while (m := rx.search(folded, at)) is not None:
+            k = bisect_right(starts, m.start()) - 1
+            found.append(k)
+            if k + 1 >= len(starts):
+                break
+            at = starts[k + 1]
+        return found
 
     def spans(self, folded: str, start: int, end: int) -> list[tuple[int, int]]:
         """Every match of any term between start and end, in order, not overlapping."""

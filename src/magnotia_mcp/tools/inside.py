@@ -144,26 +144,18 @@ async def _matching(db: Reader, matcher: Matcher, tid: str, span: tuple[int, int
 def _match(matcher: Matcher, texts: list[str]) -> tuple[list[int], list[bool]]:
     """The indexes of the texts where any term matches, and for each clause whether it matched in any.
 
-    As search.hits finds moments: one fold of all the texts, and each term's matches found in one pass and
-    counted for the text they start in; a phrase may span two texts, so then each text is matched alone.
+    One fold of all the texts, searched once for them all (Matcher.parts_matching); a phrase may span the
+    newline between two texts, so with one each text is matched alone.
     """
     from magnotia_mcp.search.folding import fold
 
-    clause_of = [k for k, clause in enumerate(matcher.query.clauses) for _ in clause]
-    matched = [False] * len(matcher.query.clauses)
-    found: set[int] = set()
     if any(len(t.words) > 1 for t in matcher.query.phrases):
-        for k, text in enumerate(texts):
-            counts = matcher.phrase_counts(fold(text))
-            found.update([k] if any(counts) else [])
-            for i, n in enumerate(counts):
-                matched[clause_of[i]] |= n > 0
-        return sorted(found), matched
+        folded = [fold(t) for t in texts]
+        found = [k for k, f in enumerate(folded) if matcher.first_match(f) is not None]
+        return found, matcher.matched(*(folded[k] for k in found))
+    whole = fold("\n".join(texts))
     starts = list(accumulate((len(t) + 1 for t in texts), initial=0))
-    for i, at in enumerate(matcher.phrase_starts(fold("\n".join(texts)))):
-        matched[clause_of[i]] |= bool(at)
-        found.update(bisect_right(starts, a) - 1 for a in at)
-    return sorted(found), matched
+    return matcher.parts_matching(whole, starts), matcher.matched(whole)
 
 
 def _moment(matcher: Matcher, s: sqlite3.Row) -> dict[str, Any]:
@@ -206,7 +198,10 @@ def _passages(
 def _fit(result: dict[str, Any], keys: list[int], tid: str, limit: int, budget: int, copies: int) -> dict[str, Any]:
     """result with its page of moments cut to what fits in budget (at least one, shortened if need be)."""
     result["max_tokens"] = budget
-    if not result["hits"] or not keys or answer_cost(result, copies) <= budget:
+    if not result["hits"] or not keys:
+        return result
+    whole = answer_cost(result, copies)
+    if whole <= budget:
         return result
     hit, moments = result["hits"][0], result["hits"][0]["moments"]
 
@@ -220,9 +215,15 @@ def _fit(result: dict[str, Any], keys: list[int], tid: str, limit: int, budget: 
             )
         return out
 
-    lo, hi = 0, len(moments) - 1  # the most that fit: lo fits (0: none yet), more than hi do not
+    # The most that fit: lo fits (0: none yet), more than hi do not. Moments cost about alike, so the first
+    # probes go where the page's cost puts the boundary: most pages take two trials, not log2(n).
+    lo, hi = 0, len(moments) - 1
+    empty = answer_cost(trial(0), copies)  # the answer around the moments (its cursor and note a guess's)
+    guess = (len(moments) * (budget - empty)) // max(whole - empty, 1)
+    probes = [guess, guess + 1]
     while lo < hi:
-        mid = (lo + hi + 1) // 2
+        ahead = [p for p in probes if lo < p <= hi]
+        mid, probes = (ahead[0], ahead[1:]) if ahead else ((lo + hi + 1) // 2, [])
         if answer_cost(trial(mid), copies) <= budget:
             lo = mid
         else:
