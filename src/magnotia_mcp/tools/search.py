@@ -277,8 +277,7 @@ SEARCH_TRANSCRIPTS = Tool(
                 "type": "string",
                 "minLength": 1,
                 "maxLength": 200,
-                "description": "Only what this speaker said (their label in the transcript, e.g. Ana; "
-                "case and accents do not matter).",
+                "description": "Only what this speaker said (their label, e.g. Ana; case and accents ignored).",
             },
             "since": schema.time("Only transcripts created at or after"),
             "until": schema.time("Only transcripts created before"),
