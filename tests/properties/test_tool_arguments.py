@@ -196,6 +196,9 @@ def _string(name: str, spec: dict[str, Any]) -> st.SearchStrategy[Any]:
 
 def value(name: str, spec: dict[str, Any]) -> st.SearchStrategy[Any]:
     kind = spec["type"]
+    if kind == ["string", "array"]:  # one string or an array of them (list_transcripts' speaker)
+        one = _string(name, {"type": "string"})
+        return weighted((4, one), (4, st.lists(one, max_size=12)), (1, st.none()), (1, json_values))
     typed = (
         _integer(spec)
         if kind == "integer"
@@ -378,7 +381,9 @@ def valid_calls(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
         elif name == "query":
             args[name] = draw(queries(WORDS))
         elif name == "speaker":
-            args[name] = draw(st.sampled_from(SPEAKER_NAMES))
+            one = st.sampled_from(SPEAKER_NAMES)
+            several = st.lists(one, min_size=1, max_size=spec.get("maxItems", 1))
+            args[name] = draw(st.one_of(one, several) if spec["type"] != "string" else one)
         elif "enum" in spec:
             args[name] = draw(st.sampled_from(spec["enum"]))
         elif spec["type"] == "integer":

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from devkit.storefactory import StoreBuilder
-from magnotia_mcp.args.checks import HANDLED_TYPES, validate
+from magnotia_mcp.args.checks import HANDLED_TYPES, STRINGS, validate
 from magnotia_mcp.errors import InvalidArguments
 from magnotia_mcp.protocol.revisions import KNOWN, LATEST_LEGACY, has
 from magnotia_mcp.store.pool import Store
@@ -43,9 +43,14 @@ def test_tool_input_schemas_describe_every_property_and_forbid_unknown_ones() ->
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_input_schema_uses_only_types_the_validator_enforces(name: str) -> None:
-    """arguments.validate checks integer, string and boolean; a tool using anything else would go unchecked."""
+    """arguments.validate checks integer, string, boolean and a string or array of strings; anything else would go
+    unchecked."""
     schema = TOOLS[name].input_schema
     for argument, spec in schema["properties"].items():
+        if spec["type"] == STRINGS:
+            assert spec["items"] == {"type": "string"}, (name, argument)
+            assert set(spec) <= {"type", "items", "minItems", "maxItems", "description"}
+            continue
         assert spec["type"] in HANDLED_TYPES, (name, argument, spec["type"])
         assert set(spec) <= {"type", "description", "default", "minimum", "maximum", "enum", "minLength", "maxLength"}
     assert set(schema.get("required", ())) <= set(schema["properties"])

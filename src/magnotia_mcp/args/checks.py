@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from magnotia_mcp.args.timewords import Zone
 
 HANDLED_TYPES = ("integer", "string", "boolean")
+# Beyond those: a string or an array of strings (``{"type": ["string", "array"], "items": {"type": "string"}}``).
+STRINGS = ["string", "array"]
 
 
 class UnsupportedSchema(TypeError):
@@ -40,7 +42,7 @@ def validate(schema: dict[str, Any], arguments: object) -> dict[str, Any]:
             raise InvalidArguments(name, "this argument is required")
     out: dict[str, Any] = {}
     for name, spec in props.items():
-        if spec["type"] not in HANDLED_TYPES:
+        if spec["type"] not in HANDLED_TYPES and (spec["type"] != STRINGS or spec["items"] != {"type": "string"}):
             # A schema this validator cannot enforce would let anything through: refuse it.
             raise UnsupportedSchema(f"argument {name!r} has type {spec['type']!r}; validate handles {HANDLED_TYPES}")
         value = arguments.get(name)
@@ -54,6 +56,16 @@ def validate(schema: dict[str, Any], arguments: object) -> dict[str, Any]:
 
 def _check(name: str, spec: dict[str, Any], value: object) -> object:
     kind = spec["type"]
+    if kind == STRINGS:  # one string, or an array of them
+        if isinstance(value, str):
+            return value
+        if not isinstance(value, list):
+            raise InvalidArguments(name, f"must be a string or an array of strings, not {_json_type(value)}")
+        if not spec.get("minItems", 0) <= len(value) <= spec.get("maxItems", len(value)):
+            raise InvalidArguments(
+                name, f"must hold {spec['minItems']} to {spec['maxItems']} strings, not {len(value)}"
+            )
+        return [_check(name, spec["items"], item) for item in value]
     if kind == "integer":
         # JSON has one number type: 5.0 is the integer 5, True is not a number.
         if isinstance(value, float) and value.is_integer():

@@ -104,7 +104,7 @@ async def search_page(
     else:
         ranked, among = await rank_scan(db, query, limit, filt, progress)
     result["ranked_among"] = among if sort == "relevance" else len(ranked)
-    decorate = None
+    decorate: Callable[[dict[str, Any]], Awaitable[None]] | None = None
     cited: frozenset[str] = frozenset()
     nearest = await near() if near is not None and sort == "relevance" else None
     if nearest is not None:
@@ -123,6 +123,7 @@ async def search_page(
         decorate = partial(citing.cite, how, nearest, page_segments)
         cited = frozenset(i for i, matched in how.items() if matched == "meaning")
     page = ranked[skip:]
+    decorate = _with_about(await hit_rows.about(db, [c.id for c in page]), decorate)
     if enough is None:
         result["hits"] = await hits.shape(db, matcher, page, said, decorate=decorate, cited=cited)
     else:
@@ -131,6 +132,19 @@ async def search_page(
             db, matcher, page, said, lambda shaped: check({**result, "hits": shaped}), decorate=decorate, cited=cited
         )
     return result, len(page)
+
+
+def _with_about(
+    about: dict[str, dict[str, Any]], decorate: Callable[[dict[str, Any]], Awaitable[None]] | None
+) -> Callable[[dict[str, Any]], Awaitable[None]]:
+    """decorate, then who spoke in the hit's transcript and how long it ran (read for the whole page at once)."""
+
+    async def decorated(hit: dict[str, Any]) -> None:
+        if decorate is not None:
+            await decorate(hit)
+        hit.update(about.get(hit["transcript_id"]) or {"speakers": [], "duration_ms": None})
+
+    return decorated
 
 
 async def _live(db: Reader, near: Near, filt: Filters, enough: int | None) -> tuple[Near, dict[str, sqlite3.Row]]:

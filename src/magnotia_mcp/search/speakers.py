@@ -16,7 +16,10 @@ are equal once folded:
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
+from functools import lru_cache
 
+from magnotia_mcp.errors import InvalidArguments
 from magnotia_mcp.search.folding import fold
 
 
@@ -33,7 +36,16 @@ def speaker_matches(wanted: str, label: str | None) -> bool:
     return key != "" and key == speaker_key(label)
 
 
+@lru_cache(maxsize=4096)  # called for every labelled segment a filter walks: a store has few distinct labels
 def fold_label(label: str | None) -> str | None:
     """``magnotia_fold`` for SQLite: a segment's label in the form labels are compared in (``speaker_key``)."""
     key = speaker_key(label) if label else ""
     return key or None
+
+
+def spoke(given: str | list[str]) -> tuple[list[str], Callable[[str | None], str | None]]:
+    """A speaker filter's names (list_transcripts'), each once, in the form labels are compared in; and fold_label."""
+    names = [given] if isinstance(given, str) else given
+    if not names or any(not name.strip() or len(name) > 200 for name in names):
+        raise InvalidArguments("speaker", "must name each speaker (their label, e.g. Ana), 1-200 characters")
+    return list(dict.fromkeys(speaker_key(name) for name in names)), fold_label

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp.store import layouts
 from magnotia_mcp.store.plans import HIT_COLUMNS, SCAN_BATCH, Filters, query_text, where
-from magnotia_mcp.store.transcripts import SHORT
+from magnotia_mcp.store.transcripts import SHORT, SPEAKER_LIST
 
 if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio and sqlite3
     import sqlite3
@@ -112,6 +112,29 @@ EMBEDDED_TEXT = "coalesce(nullif(t.formatted_text, ''), t.raw_text, '')"
 # A transcript as it is embedded: its title, its text, and its segments as (seq, start_ms, end_ms, speaker, text).
 Contents = tuple[str, str, list[tuple[int, int | None, int | None, str | None, str | None]]]
 SPANNED = 200  # segments read for one chunk at most (a chunk is ~30 words: a few segments, never this many)
+
+
+# Who spoke in a page's hits and how long each ran, in one statement for the page: the speakers as
+# list_transcripts gives them, read here only for a short transcript not listed (or hit) before in this
+# generation; a known one's come from layouts.LISTED_FACTS, a long one's from the layouts cache.
+ABOUT = (
+    "SELECT id, duration_ms, magnotia_seen(id) AS seen,"
+    f" CASE WHEN magnotia_seen(id) IS NULL AND {SHORT} THEN {SPEAKER_LIST} END AS speakers_json"
+    " FROM transcripts WHERE id IN (SELECT value FROM json_each(:ids))"
+)
+
+
+async def about(db: Reader, ids: list[str]) -> dict[str, dict[str, Any]]:
+    """By id, the speakers and duration_ms of the transcripts of a page of hits."""
+    known = layouts.LISTED_FACTS.entries(db)
+    await db.ensure_function("magnotia_seen", layouts.LISTED_FACTS.seen(db))
+    rows = await db.all(ABOUT, {"ids": json.dumps(ids), "long": layouts.LONG_TEXT_BYTES})
+    found = {}
+    for r in rows:
+        long = bool(r["seen"]) if r["seen"] is not None else r["speakers_json"] is None
+        names = await layouts.speakers_of(db, known, r["id"], r["speakers_json"], long)
+        found[r["id"]] = {"speakers": list(names), "duration_ms": r["duration_ms"]}
+    return found
 
 
 async def near(db: Reader, ids: list[str], filt: Filters) -> dict[str, sqlite3.Row]:

@@ -276,3 +276,17 @@ class Listed:
 
 
 LISTED_FACTS = Listed()
+
+
+async def speakers_of(
+    db: Reader, known: LRU[str, tuple[bool, tuple[str, ...]]], transcript_id: str, names: str | None, long: bool
+) -> tuple[str, ...]:
+    """A transcript's speakers: names (the JSON array a statement read) when given, else as known
+    (``LISTED_FACTS``), else as a long transcript's (``speakers``); kept as known, with whether it is long."""
+    if names is not None:
+        found = tuple(json.loads(names))
+    else:  # known, or long (or forgotten since the statement asked: read as for a long row)
+        entry = known.get(transcript_id)
+        found = entry[1] if entry is not None else tuple(await speakers(db, transcript_id))
+    known.put(transcript_id, (long, found))
+    return found

@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # only for annotations: importing the reader pulls in asyncio
 # against GROUP BY speaker ORDER BY min(seq): this was the cheapest of the three.
 # It still walks every segment (about 5 ms for a 21,000-segment meeting), so a
 # long transcript's speakers come from ``layouts`` instead: SHORT guards it.
-_SPEAKERS = (
+SPEAKER_LIST = (
     "(SELECT json_group_array(DISTINCT speaker)"
     " FROM (SELECT speaker FROM segments WHERE transcript_id = transcripts.id AND speaker IS NOT NULL"
     " ORDER BY seq))"
@@ -40,7 +40,7 @@ _SPEAKERS = (
 # the record header, so this reads no text (see layouts.LONG_TEXT_BYTES).
 # :long NULL reads every text whole.
 SHORT = "(:long IS NULL OR length(CAST(raw_text AS BLOB)) <= :long)"
-SPEAKERS_JSON = f"CASE WHEN {SHORT} THEN {_SPEAKERS} END AS speakers_json"
+SPEAKERS_JSON = f"CASE WHEN {SHORT} THEN {SPEAKER_LIST} END AS speakers_json"
 
 # 801 characters: one more than the preview reads, so it knows the text goes on. A long row's
 # comes from ``layouts`` (reaching its formatted text walks the raw text's overflow pages).
@@ -51,12 +51,18 @@ LIST_TRANSCRIPTS = (
     "SELECT id, title, source, language, created_at, duration_ms,"
     f" CASE WHEN coalesce(magnotia_seen(id) = 0, {SHORT})"
     f" THEN substr(coalesce(formatted_text, raw_text), 1, {HEAD_CHARS}) END AS head,"
-    f" CASE WHEN magnotia_seen(id) IS NULL AND {SHORT} THEN {_SPEAKERS} END AS speakers_json"
+    f" CASE WHEN magnotia_seen(id) IS NULL AND {SHORT} THEN {SPEAKER_LIST} END AS speakers_json"
     " FROM transcripts WHERE 1"
 )
 SINCE = " AND created_at >= :since"
 UNTIL = " AND created_at < :until"
 SOURCE = " AND source = :source"
+# Only transcripts in which one named speaker spoke (one such term per name: all of them did): its segments
+# walked on the (transcript_id, seq) index until a label folds to the name, as search_transcripts' speaker.
+SPOKE = (
+    " AND EXISTS (SELECT 1 FROM segments AS s WHERE s.transcript_id = transcripts.id AND s.speaker IS NOT NULL"
+    " AND magnotia_fold(CAST(s.speaker AS BLOB)) = :spoke{k})"
+)
 AFTER_TRANSCRIPT = " AND (created_at, id) < (:after_created, :after_id)"
 NEWEST_FIRST = " ORDER BY created_at DESC, id DESC LIMIT :limit"
 LIVE_ONLY = " AND deleted_at IS NULL"
@@ -99,8 +105,9 @@ WINDOW = {
 _SLACK = 64
 
 
-def _filters(since: str | None, until: str | None, source: str | None) -> str:
-    return (SINCE if since else "") + (UNTIL if until else "") + (SOURCE if source else "")
+def _filters(since: str | None, until: str | None, source: str | None, speakers: int = 0) -> str:
+    spoke = "".join(SPOKE.format(k=k) for k in range(speakers))
+    return (SINCE if since else "") + (UNTIL if until else "") + (SOURCE if source else "") + spoke
 
 
 async def list_transcripts(
@@ -112,6 +119,8 @@ async def list_transcripts(
     until: str | None = None,
     source: str | None = None,
     enough: Callable[[list[dict[str, Any]]], bool] | None = None,
+    speakers: tuple[list[str], Callable[[str | None], str | None]] | None = None,
+    previews: bool = True,
 ) -> tuple[list[dict[str, Any]], tuple[str, str] | None, int]:
     """A page of live transcripts, newest first, the key to continue after (or None), and the page's length.
 
@@ -119,10 +128,15 @@ async def list_transcripts(
     many): once it says the rows so far are all an answer can carry, no more are read, since each
     costs its preview and its speakers. The page is then shorter than limit; the length returned is
     still the page's whole length (counted, not read). Chunks are read in one transaction: every
-    statement sees the same snapshot.
+    statement sees the same snapshot. speakers: the names (as fold_label gives labels) who all
+    spoke in each transcript listed, and fold_label. previews: False leaves each row's preview out.
     """
-    filters = _filters(since, until, source)
+    names, fold_label = speakers or ([], None)
+    filters = _filters(since, until, source, len(names))
     params: dict[str, Any] = {"since": since, "until": until, "source": source, "long": layouts.LONG_TEXT_BYTES}
+    params.update({f"spoke{k}": name for k, name in enumerate(names)})
+    if fold_label is not None:
+        await db.ensure_function("magnotia_fold", fold_label)
     known = layouts.LISTED_FACTS.entries(db)
     await db.ensure_function("magnotia_seen", layouts.LISTED_FACTS.seen(db))
     page: list[dict[str, Any]] = []
@@ -136,7 +150,7 @@ async def list_transcripts(
             params["limit"] = chunk + 1
             sql = LIST_TRANSCRIPTS + filters + (AFTER_TRANSCRIPT if key else "") + LIVE_ONLY + NEWEST_FIRST
             rows = await db.all(sql, params)
-            page += [await _listed(db, r, known) for r in rows[:chunk]]
+            page += [await _listed(db, r, known, previews) for r in rows[:chunk]]
             more = len(rows) > chunk
             key = (page[-1]["created_at"], page[-1]["id"]) if more else None
             if not more or len(page) == limit:
@@ -159,19 +173,14 @@ FIRST_CHUNK = 24
 _COUNTED = " FROM transcripts WHERE 1"
 
 
-async def _listed(db: Reader, r: Any, known: Any) -> dict[str, Any]:
+async def _listed(db: Reader, r: Any, known: Any, previews: bool) -> dict[str, Any]:
     """One list row as the answer shows it; a long transcript's head and speakers come from the cache."""
-    transcript_id, names, head = r["id"], r["speakers_json"], r["head"]
+    transcript_id, head = r["id"], r["head"]
     long = head is None
-    if long:  # a long transcript: its head comes from the cache
+    if long and previews:  # a long transcript: its head comes from the cache
         head = await layouts.head(db, transcript_id, HEAD_CHARS)
-    if names is not None:
-        speakers = tuple(json.loads(names))
-    else:  # known, or long (or forgotten since the statement asked: read as for a long row)
-        entry = known.get(transcript_id)
-        speakers = entry[1] if entry is not None else tuple(await layouts.speakers(db, transcript_id))
-    known.put(transcript_id, (long, speakers))
-    return {
+    speakers = await layouts.speakers_of(db, known, transcript_id, r["speakers_json"], long)
+    listed = {
         "id": transcript_id,
         "title": r["title"],
         "source": r["source"],
@@ -181,6 +190,9 @@ async def _listed(db: Reader, r: Any, known: Any) -> dict[str, Any]:
         "preview": preview(head or ""),
         "speakers": list(speakers),  # the answer's own: fitting it to a budget may cut it
     }
+    if not previews:
+        del listed["preview"]
+    return listed
 
 
 async def get_transcript(

@@ -330,6 +330,8 @@ SEARCH_TRANSCRIPTS = Tool(
                             "type": "number",
                             "description": "With a semantic index: the cosine of its passage nearest the query.",
                         },
+                        "speakers": schema.SPEAKERS,
+                        "duration_ms": schema.nullable("integer"),
                     },
                     optional=("matched_by", "similarity"),
                 )

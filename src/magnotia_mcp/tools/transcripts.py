@@ -24,6 +24,7 @@ from magnotia_mcp.tools.base import Tool, ToolContext
 
 
 async def _list_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    from magnotia_mcp.search.speakers import spoke  # on first use, as the store is
     from magnotia_mcp.store.transcripts import list_transcripts  # on first use: initialize does not need it
 
     after = cursors.decode("transcripts", args["cursor"], 2) if "cursor" in args else None
@@ -45,6 +46,8 @@ async def _list_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[str,
             until=window.until,
             source=args.get("source"),
             enough=enough,
+            speakers=spoke(args["speaker"]) if "speaker" in args else None,
+            previews=args.get("previews", True),
         )
     answer = window.echoed({"transcripts": page, "next_cursor": cursors.encode("transcripts", key) if key else None})
     return fit_page(
@@ -63,7 +66,7 @@ LIST_TRANSCRIPTS = Tool(
     "list_transcripts",
     "List transcripts",
     "List the user's Magnotia transcripts (dictations, meetings, imported files), newest first, "
-    "with a short preview of each. Filter by time or kind; page with cursor. "
+    "with a short preview of each. Filter by time, kind or speaker; page with cursor. "
     "Use get_transcript for the full text.",
     schema.arguments(
         {
@@ -72,6 +75,14 @@ LIST_TRANSCRIPTS = Tool(
             "since": schema.time("Only transcripts created at or after"),
             "until": schema.time("Only transcripts created before"),
             "source": schema.source("transcripts"),
+            "speaker": {
+                "type": ["string", "array"],
+                "items": {"type": "string"},
+                "minItems": 1,
+                "maxItems": 10,
+                "description": "Only transcripts where this speaker (or each of these) spoke, e.g. Ana.",
+            },
+            "previews": {"type": "boolean", "description": "false leaves previews out."},
             "max_tokens": schema.max_tokens(),
         }
     ),
@@ -88,7 +99,8 @@ LIST_TRANSCRIPTS = Tool(
                         "duration_ms": schema.nullable("integer"),
                         "preview": schema.STRING,
                         "speakers": schema.SPEAKERS,
-                    }
+                    },
+                    optional=("preview",),
                 )
             ),
             "next_cursor": schema.NEXT_CURSOR,

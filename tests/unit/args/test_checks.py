@@ -97,6 +97,7 @@ def test_arguments_query_length_counts_characters_not_bytes() -> None:
     [
         pytest.param({"type": "number"}, 1.5, id="number"),
         pytest.param({"type": "array", "items": {"type": "string"}}, ["a"], id="array"),
+        pytest.param({"type": ["string", "array"], "items": {"type": "integer"}}, [1], id="array-of-integers"),
         pytest.param({"type": "object"}, {}, id="object"),
         pytest.param({"type": "null"}, 0, id="null"),
         pytest.param({"type": ["string", "null"]}, "a", id="union"),
@@ -110,6 +111,31 @@ def test_a_schema_type_the_validator_does_not_handle_is_refused_not_let_through(
     with pytest.raises(UnsupportedSchema, match="'x'"):
         validate(schema, {"x": value})
     assert spec["type"] not in HANDLED_TYPES
+
+
+STRINGS_SPEC = {"type": ["string", "array"], "items": {"type": "string"}, "minItems": 1, "maxItems": 2}
+
+
+@pytest.mark.parametrize(
+    ("value", "accepted"),
+    [
+        pytest.param("Ana", True, id="one"),
+        pytest.param(["Ana", "Bo"], True, id="two"),
+        pytest.param([], False, id="none"),
+        pytest.param(["a", "b", "c"], False, id="too-many"),
+        pytest.param(["Ana", 1], False, id="not-a-string-inside"),
+        pytest.param(5, False, id="a-number"),
+        pytest.param({"a": 1}, False, id="an-object"),
+    ],
+)
+def test_a_string_or_array_of_strings_is_checked(value: object, accepted: bool) -> None:
+    """One string, or 1..maxItems strings; anything else names the argument."""
+    schema = {"type": "object", "properties": {"x": STRINGS_SPEC}, "additionalProperties": False}
+    if accepted:
+        assert validate(schema, {"x": value}) == {"x": value}
+    else:
+        with pytest.raises(InvalidArguments, match="'x'"):
+            validate(schema, {"x": value})
 
 
 def test_an_unsupported_schema_is_not_an_error_the_model_could_correct() -> None:
