@@ -133,6 +133,11 @@ def test_paraphrase_and_other_languages_are_found_by_meaning(
     assert (moment["seq"], moment["speaker"], moment["start_ms"]) == (0, "Jonas", 0)
     assert moment["snippet"].startswith("Ich übernehme im Januar")
     assert hit["segment"] == {k: moment[k] for k in ("seq", "start_ms", "end_ms", "speaker")}
+    # Who spoke there and how long it ran, as get_transcript says, on every hit whatever found it.
+    for found in result["hits"]:
+        whole = checked_result(server, "get_transcript", {"id": found["transcript_id"]})
+        assert (found["speakers"], found["duration_ms"]) == (whole["speakers"], whole["duration_ms"])
+    assert "Jonas" in hit["speakers"]
     # The same budget cut said in English and in Portuguese, asked with other words.
     result = search(server, query="advertising spending cuts")
     assert {stores.BUDGET, stores.BUDGET_PT} <= set(ids(result)[:3])
@@ -205,6 +210,7 @@ def test_a_speaker_is_found_by_what_they_meant(store: Path, start_server: Start,
     ben = search(server, query="advertising spending cuts", speaker="Ben")
     assert ids(ben) == [stores.BUDGET]
     assert [(m["speaker"], m["seq"]) for m in ben["hits"][0]["moments"]] == [("Ben", 3)]
+    assert ben["hits"][0]["speakers"] == checked_result(server, "get_transcript", {"id": stores.BUDGET})["speakers"]
     for hit in (*ana["hits"], *about["hits"], *said["hits"]):
         assert hit["moments"]  # every hit cites a moment of the speaker's
     # Filters and the trash hold: after the meeting's day, or once it is trashed, Jonas said nothing near.
