@@ -176,7 +176,11 @@ def test_a_phrase_or_a_word_and_one_speaker(client: Client) -> None:
 
     moments, answers = _pages(client, query)
     assert [m["seq"] for m in moments] == [m["seq"] for m in _expected(matches)]
-    assert answers[0]["hits"][0]["matched_terms"] == ['"periwinkle plan" OR budget']
+    assert sorted(answers[0]["hits"][0]["matched_terms"]) == ['"periwinkle plan"', "budget"]  # each alternative
+    details = client.server.result("get_transcript", {"id": MEETING, "max_chars": 1})
+    assert {k: answers[0]["hits"][0][k] for k in ("speakers", "duration_ms")} == {
+        k: details[k] for k in ("speakers", "duration_ms")
+    }
 
     for asked, label in (("dana", "Dana"), ("ana", "Ána")):
         mine, _ = _pages(client, {**HIRING, "speaker": asked, "limit": 50})

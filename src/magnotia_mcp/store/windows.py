@@ -1,7 +1,8 @@
 """Where a window of a transcript falls: which characters and which segments, from an offset or between two times.
 
 Pure placement over ``layouts.Placement``: ``transcripts`` reads (a short transcript
-whole, a long one by window) and this says what of it to show.
+whole, a long one by window) and this says what of it to show. Below it, what a search
+inside one transcript reads of it (its segments in spoken order, a page of them by seq).
 """
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from magnotia_mcp.errors import InvalidArguments
 from magnotia_mcp.store.layouts import Placement
+from magnotia_mcp.store.plans import HIT_COLUMNS
 from magnotia_mcp.text import window_end
 
 if TYPE_CHECKING:  # only for annotations
     import sqlite3
+
+    from magnotia_mcp.store.reader import Reader
 
 
 class Window(NamedTuple):
@@ -115,3 +119,48 @@ def fields(used: str, text: str, start: int, end: int, total: int) -> dict[str, 
 def segment(s: list[Any]) -> dict[str, Any]:
     seq, start_ms, end_ms, speaker, text = s
     return {"seq": seq, "start_ms": start_ms, "end_ms": end_ms, "speaker": speaker, "text": text}
+
+
+# -- inside one transcript (search_transcripts with transcript_id) --------------------------
+
+# The live transcript searched inside; its text is not read.
+INSIDE = f"SELECT {HIT_COLUMNS} FROM transcripts AS t WHERE t.id = :id AND t.deleted_at IS NULL"
+# Its segments that may match, in spoken order: by the segment index within the range of its segment ids ...
+INSIDE_FTS = (
+    "SELECT s.seq, s.speaker, s.text FROM segments_fts AS g JOIN segments AS s ON s.id = g.rowid"
+    " WHERE g.segments_fts MATCH :match AND g.rowid BETWEEN :lo AND :hi AND s.transcript_id = :id ORDER BY s.seq"
+)
+# ... else all of them, by the (transcript_id, seq) index.
+INSIDE_ALL = "SELECT seq, speaker, text FROM segments WHERE transcript_id = :id ORDER BY seq"
+# A page of its segments, by seq.
+INSIDE_PAGE = (
+    "SELECT s.seq, s.start_ms, s.end_ms, s.speaker, s.text FROM json_each(:seqs) AS j"
+    " CROSS JOIN segments AS s ON s.transcript_id = :id AND s.seq = j.value ORDER BY s.seq"
+)
+# The text get_transcript shows by default (formatted, else raw): a transcript without segments is searched in it.
+SHOWN_TEXT = "SELECT coalesce(formatted_text, raw_text, '') AS text FROM transcripts WHERE rowid = :rid"
+
+
+async def inside(db: Reader, transcript_id: str) -> sqlite3.Row | None:
+    """The live transcript transcript_id (rid, id, title, created_at, source); None if gone or in the trash."""
+    return await db.one(INSIDE, {"id": transcript_id})
+
+
+async def said_in(db: Reader, transcript_id: str, span: tuple[int, int], match: str | None) -> list[sqlite3.Row]:
+    """A transcript's segments (seq, speaker, text) in spoken order: those match finds by the segment index
+    (span: the range of their ids), or all of them when match is None."""
+    if match is None:
+        return await db.all(INSIDE_ALL, {"id": transcript_id})
+    return await db.all(INSIDE_FTS, {"id": transcript_id, "match": match, "lo": span[0], "hi": span[1]})
+
+
+async def segments_at(db: Reader, transcript_id: str, seqs: list[int]) -> list[sqlite3.Row]:
+    """A transcript's segments with these seqs, in spoken order."""
+    return await db.all(INSIDE_PAGE, {"id": transcript_id, "seqs": json.dumps(seqs)})
+
+
+async def shown_text(db: Reader, rid: int) -> str:
+    """The text of the transcript at rowid rid that get_transcript shows by default."""
+    row = await db.one(SHOWN_TEXT, {"rid": rid})
+    text = row["text"] if row else ""
+    return text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)  # a BLOB where TEXT is due

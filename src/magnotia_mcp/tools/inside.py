@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # annotations only: the query language loads on the first sea
     import sqlite3
 
     from magnotia_mcp.search.matching import Matcher
+    from magnotia_mcp.search.querylang import Query
     from magnotia_mcp.store.reader import Reader
     from magnotia_mcp.tools.base import ToolContext
 
@@ -39,7 +40,7 @@ MOMENTS_FOUND = {
     "type": "integer",
     "description": "With transcript_id: how many moments match in all; next_cursor pages through them.",
 }
-# What matched in a transcript: the seqs of its matching segments, and which clauses matched anywhere.
+# What matched in a transcript: the seqs of its matching segments, and which phrases (terms, alternatives) matched.
 Found = tuple[list[int], list[bool]]
 _KEPT = 16  # queries remembered per store generation: a few long meetings paged through
 
@@ -50,7 +51,7 @@ async def search_inside(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any
     from magnotia_mcp.search.querylang import parse
     from magnotia_mcp.search.speakers import speaker_key
     from magnotia_mcp.store import hits as rows
-    from magnotia_mcp.store import layouts
+    from magnotia_mcp.store import layouts, windows
 
     tid: str = args["transcript_id"]
     for name in ("since", "until", "source"):
@@ -72,7 +73,7 @@ async def search_inside(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any
     query = parse(args["query"])
     speaker = speaker_key(args["speaker"]) if "speaker" in args else None
     async with ctx.store.reader() as db:
-        row = await rows.inside(db, tid)
+        row = await windows.inside(db, tid)
         if row is None:
             raise NotFound(f"Transcript {tid} not found")
         span = await layouts.segment_ids(db, tid)
@@ -83,17 +84,18 @@ async def search_inside(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any
             matched: list[bool] = []
             total, more = 0, False
         elif span is None:
-            text = await rows.shown_text(db, row["rid"])
+            text = await windows.shown_text(db, row["rid"])
             keys, moments, matched, total, more = _passages(matcher, text, after, limit)
         else:
             seqs, matched = await _matching(db, matcher, tid, span, speaker)
             later = seqs[bisect_right(seqs, after) :]
-            page = await rows.segments_at(db, tid, later[:limit])
+            page = await windows.segments_at(db, tid, later[:limit])
             keys, moments = [s["seq"] for s in page], [_moment(matcher, s) for s in page]
             total, more = len(seqs), len(later) > limit
         mode = "fts" if db.has_fts else "scan"
+        about = (await rows.about(db, [tid])).get(tid) or {"speakers": [], "duration_ms": None}
     result: dict[str, Any] = {"query": query.text, "mode": mode, "sort": args["sort"], "ranked_among": int(total > 0)}
-    result["hits"] = [_hit(row, query.labels, matched, moments)] if total else []
+    result["hits"] = [{**_hit(row, query, matched, moments), **about}] if total else []
     result["moments_found"] = total
     result["next_cursor"] = cursors.encode("inside", (tid, keys[-1], limit)) if more and keys else None
     return _fit(result, keys, tid, limit, args["max_tokens"], ctx.copies)
@@ -102,7 +104,7 @@ async def search_inside(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any
 PAGE = 50  # moments a page holds at most: limit's bound
 
 
-def _hit(row: sqlite3.Row, labels: list[str], matched: list[bool], moments: list[dict[str, Any]]) -> dict[str, Any]:
+def _hit(row: sqlite3.Row, query: Query, matched: list[bool], moments: list[dict[str, Any]]) -> dict[str, Any]:
     """The transcript as the one hit: its moments say where it matched, so no snippet nor segment repeats them."""
     from magnotia_mcp.search.ranking import candidate
 
@@ -113,8 +115,8 @@ def _hit(row: sqlite3.Row, labels: list[str], matched: list[bool], moments: list
         "created_at": c.created_at,
         "source": c.source,
         "snippet": "",
-        "score": float(sum(matched)),  # the terms matched: one transcript has no relevance to rank by
-        "matched_terms": [label for label, hit in zip(labels, matched, strict=True) if hit],
+        "score": float(sum(query.clauses_hit(matched))),  # the terms matched: one transcript has no relevance to rank
+        "matched_terms": query.matched_labels(matched),
         "moments": moments,
         "segment": None,
     }
@@ -123,7 +125,7 @@ def _hit(row: sqlite3.Row, labels: list[str], matched: list[bool], moments: list
 async def _matching(db: Reader, matcher: Matcher, tid: str, span: tuple[int, int], speaker: str | None) -> Found:
     """The seqs of the transcript's segments that match (the speaker's only, when given), kept for the generation."""
     from magnotia_mcp.search.speakers import fold_label
-    from magnotia_mcp.store import hits as rows
+    from magnotia_mcp.store import windows
 
     kept = db.memo.setdefault("inside", LRU(_KEPT))
     assert isinstance(kept, LRU)
@@ -131,7 +133,7 @@ async def _matching(db: Reader, matcher: Matcher, tid: str, span: tuple[int, int
     found: Found | None = kept.get(key)
     if found is None:
         match = matcher.query.fts_at_least(1) if db.info.has_segment_fts else None
-        said = await rows.said_in(db, tid, span, match)
+        said = await windows.said_in(db, tid, span, match)
         if speaker is not None:
             labels: dict[str | None, str | None] = {}  # a meeting has a handful of labels: each folded once
             said = [s for s in said if labels.setdefault(s["speaker"], fold_label(s["speaker"])) == speaker]
@@ -142,7 +144,7 @@ async def _matching(db: Reader, matcher: Matcher, tid: str, span: tuple[int, int
 
 
 def _match(matcher: Matcher, texts: list[str]) -> tuple[list[int], list[bool]]:
-    """The indexes of the texts where any term matches, and for each clause whether it matched in any.
+    """The indexes of the texts where any term matches, and for each phrase whether it matched in any.
 
     One fold of all the texts, searched once for them all (Matcher.parts_matching); a phrase may span the
     newline between two texts, so with one each text is matched alone.
@@ -152,10 +154,10 @@ def _match(matcher: Matcher, texts: list[str]) -> tuple[list[int], list[bool]]:
     if any(len(t.words) > 1 for t in matcher.query.phrases):
         folded = [fold(t) for t in texts]
         found = [k for k, f in enumerate(folded) if matcher.first_match(f) is not None]
-        return found, matcher.matched(*(folded[k] for k in found))
+        return found, matcher.terms_matched(*(folded[k] for k in found))
     whole = fold("\n".join(texts))
     starts = list(accumulate((len(t) + 1 for t in texts), initial=0))
-    return matcher.parts_matching(whole, starts), matcher.matched(whole)
+    return matcher.parts_matching(whole, starts), matcher.terms_matched(whole)
 
 
 def _moment(matcher: Matcher, s: sqlite3.Row) -> dict[str, Any]:
@@ -177,7 +179,7 @@ def _passages(
     matcher: Matcher, text: str, after: int, limit: int
 ) -> tuple[list[int], list[dict[str, Any]], list[bool], int, bool]:
     """A text's matches as snippets, none overlapping the one before: (the match each page entry starts from,
-    the page's moments after the match at after, which clauses matched, how many in all, whether more follow)."""
+    the page's moments after the match at after, which phrases matched, how many in all, whether more follow)."""
     from magnotia_mcp.search.folding import fold
     from magnotia_mcp.search.hits import passage
 
@@ -192,7 +194,7 @@ def _passages(
         moments.append({"offset": start, "snippet": shown})
     at = bisect_right(keys, after)
     page = slice(at, at + limit)
-    return keys[page], moments[page], matcher.matched(folded), len(keys), at + limit < len(keys)
+    return keys[page], moments[page], matcher.terms_matched(folded), len(keys), at + limit < len(keys)
 
 
 def _fit(result: dict[str, Any], keys: list[int], tid: str, limit: int, budget: int, copies: int) -> dict[str, Any]:

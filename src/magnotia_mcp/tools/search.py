@@ -300,8 +300,7 @@ SEARCH_TRANSCRIPTS = Tool(
             "sort": {"type": "string", "enum": ["relevance", "newest", "oldest"]},
             "ranked_among": {
                 "type": "integer",
-                "description": "How many matching transcripts the ranking compared: every match, or the "
-                "newest 1,000 of those with every term (and of those with any term, when too few have all).",
+                "description": "How many matching transcripts were ranked: all, or the newest 1,000 matches.",
             },
             "hits": schema.list_of(
                 schema.record(
@@ -339,8 +338,7 @@ SEARCH_TRANSCRIPTS = Tool(
             "moments_found": inside.MOMENTS_FOUND,
             "next_cursor": {
                 "type": ["string", "null"],
-                "description": "When hits were left out to fit max_tokens: pass as cursor (same query) for the "
-                "rest; else null.",
+                "description": "Hits left out to fit max_tokens: pass as cursor (same query) for the rest.",
             },
             "hint": HINT,
             "semantic": SEMANTIC,
