@@ -24,7 +24,7 @@ import os
 import shlex
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 POSIX = sys.platform != "win32"
@@ -83,6 +83,14 @@ def kind(mode: int) -> str:
 
 def token_file_problem(st: os.stat_result, path: str) -> str | None:
     """What makes this file (its fstat) unsafe to hold a secret, with the command that fixes it; None if safe."""
+    return private_file_problem(st, path, "use a token file of your own (or root's), mode 600")
+
+
+def private_file_problem(st: os.stat_result, path: str, instead: str) -> str | None:
+    """What lets other users read or change this file (its stat), with the command that fixes it; None if nothing.
+
+    instead: what to do when it belongs to another user (no chmod of ours fixes that).
+    """
     uid = os.getuid()
     mode = stat.S_IMODE(st.st_mode)
     if st.st_uid == uid:
@@ -96,36 +104,69 @@ def token_file_problem(st: os.stat_result, path: str) -> str | None:
                 f"run as root: chmod go-w {shlex.quote(path)}"
             )
         return None
-    return (
-        f"it belongs to another user (uid {st.st_uid}), who may read and change it; "
-        "use a token file of your own (or root's), mode 600"
-    )
+    return f"it belongs to another user (uid {st.st_uid}), who may read and change it; {instead}"
 
 
-def folder_problem(folder: Path) -> str | None:
-    """The first folder from folder up to / that someone else could use to swap a file in it; None if none."""
+def folder_problem(
+    folder: Path, what: str = "the token", instead: str = "keep it in a folder of your own"
+) -> str | None:
+    """The first folder from folder up to / that someone else could use to swap a file in it; None if none.
+
+    what: the file (or files) they could replace, in words; instead: what to do when a folder is another user's.
+    """
     uid = os.getuid()
     real = Path(os.path.realpath(folder))
     for place in (real, *real.parents):
         st = os.stat(place)
         mode = stat.S_IMODE(st.st_mode)
         if st.st_uid not in (uid, 0):
-            return (
-                f"the folder {place} belongs to another user (uid {st.st_uid}), who could replace the token; "
-                "keep it in a folder of your own"
-            )
+            return f"the folder {place} belongs to another user (uid {st.st_uid}), who could replace {what}; {instead}"
         if mode & stat.S_ISVTX:
             continue  # sticky: only a file's owner may rename or remove it
         if mode & 0o002 or (mode & 0o020 and not (st.st_uid == uid and _own_group(st.st_gid, uid))):
             return (
-                f"other users may write the folder {place} (mode {mode:04o}) and so replace the token; "
+                f"other users may write the folder {place} (mode {mode:04o}) and so replace {what}; "
                 f"run: chmod go-w {shlex.quote(str(place))}"
             )
     return None
 
 
+def private_files_problem(folder: Path, files: Iterable[Path], what: str, elsewhere: str) -> str | None:
+    """What lets another user read or replace files of ours kept in folder (which need not exist yet), with the fix;
+    None when nothing does, or on Windows.
+
+    Every folder from folder (before it is made, its nearest existing parent) up to / passes folder_problem; each
+    of files that is present is a regular file, not a link, that passes private_file_problem (its fix, for a file
+    of another user's: remove it). what: the files, in words; elsewhere: what to do when a folder is another
+    user's. OSError when a folder cannot be looked at.
+    """
+    if not POSIX:
+        return None
+    while not os.path.lexists(folder) and folder != folder.parent:
+        folder = folder.parent
+    problem = folder_problem(folder, what, elsewhere)
+    if problem is not None:
+        return problem
+    for name in files:
+        try:
+            st = os.lstat(name)
+        except (FileNotFoundError, NotADirectoryError):  # none there (a file where its folder would be: no folder)
+            continue
+        shown = shlex.quote(str(name))
+        if not stat.S_ISREG(st.st_mode):
+            sort = "a link" if stat.S_ISLNK(st.st_mode) else kind(st.st_mode)
+            return f"{name} is {sort}, where {what} keeps a file of its own; remove it: rm {shown}"
+        problem = private_file_problem(st, str(name), f"remove it: rm {shown}")
+        if problem is not None:
+            return f"{name}: {problem}"
+    return None
+
+
 def make_private_folders(folder: Path) -> None:
-    """Make folder and any missing parent with mode 0700 (the XDG base directory spec's mode for them)."""
+    """Make folder and any missing parent with mode 0700 (the XDG base directory spec's mode for them).
+
+    Each one made is given 0700 after mkdir too: mkdir's mode is narrowed by the umask (0277 would leave 0500).
+    """
     missing: list[Path] = []
     for place in (folder, *folder.parents):
         if os.path.isdir(place):
@@ -137,6 +178,8 @@ def make_private_folders(folder: Path) -> None:
         except FileExistsError:
             if not os.path.isdir(place):
                 raise
+            continue  # made by another process meanwhile: theirs to set (folder_problem then says if it is open)
+        os.chmod(place, 0o700)
 
 
 def _own_group(gid: int, uid: int) -> bool:

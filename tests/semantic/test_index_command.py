@@ -126,6 +126,7 @@ def test_an_index_that_cannot_be_trusted_is_rebuilt(damage: str, index: Index, m
     elif damage == "another_sqlite_file":
         where.unlink()
         sqlite3.connect(where).execute("CREATE TABLE t (x)").connection.close()
+        where.chmod(0o600)  # private, as the user's own index is: its content is what is not to be trusted
     elif damage == "another_store":
         conn = sqlite3.connect(where)
         with conn:

@@ -86,6 +86,10 @@ def run_index(db: str | None, *, model: str | None, drop: bool, download: bool =
         else:
             print(f"{store} has no semantic index (none at {where}); nothing to remove")
         return 0
+    try:  # before anything is downloaded or written: where others could read or replace the index (the fix said)
+        indexfile.check_private(store)
+    except indexfile.Unsafe as exc:
+        return _fail(str(exc))
     try:
         import marisa_trie  # noqa: F401
         import numpy  # noqa: F401
@@ -125,7 +129,7 @@ def run_index(db: str | None, *, model: str | None, drop: bool, download: bool =
     print(f"indexing {store} with the model {folder} into {indexfile.location(store)}", file=sys.stderr)
     try:
         report = update(store, loaded, meta, Bar(sys.stderr))
-    except StoreError as exc:
+    except (StoreError, indexfile.Unsafe) as exc:
         return _fail(str(exc))
     except (OSError, sqlite3.Error) as exc:  # the cache folder: not writable, full, not a folder
         return _fail(

@@ -76,6 +76,8 @@ def _open_index(store: Path, meta: dict[str, str], report: Report, rebuild: bool
     """The store's index, to update; a new one where there is none to trust (Unusable instead, unless rebuild)."""
     try:
         found = indexfile.open_existing(store, readonly=False)
+    except indexfile.Unsafe:
+        raise  # others could read or replace what would be built there: never rebuilt
     except indexfile.Unusable as exc:
         if not rebuild:
             raise

@@ -24,9 +24,12 @@ import contextlib
 import hashlib
 import json
 import os
+import secrets
 import sqlite3
 from pathlib import Path
 from typing import Any
+
+from magnotia_mcp import filemodes
 
 FORMAT = "3"  # stamps in bytes (store.embedded.STAMP)
 # Format 2 counted a stamp's sizes in characters: read as it is, and moved to 3 by the next run that updates it
@@ -78,6 +81,15 @@ class Unusable(Exception):
     """The index file cannot be trusted (corrupt, foreign, another store's or format): the message says why."""
 
 
+class Unsafe(Unusable):
+    """Other users could read or replace the index (its folder or a file of it is theirs, or open to them): refused,
+    never rebuilt in place; the message says the fix (check_private)."""
+
+
+# Opened for a file created anew: never through a link planted at its name, never one already there.
+NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
 def cache_folder() -> Path:
     """Where index files live: $MAGNOTIA_MCP_CACHE_DIR, else the platform's user cache folder for this server."""
     chosen = os.environ.get(CACHE_ENV, "").strip()
@@ -104,6 +116,26 @@ def location(store: Path) -> Path:
     return cache_folder() / "index" / f"{digest}.sqlite3"
 
 
+def check_private(store: Path) -> None:
+    """Raise Unsafe when another user could read or replace the store's index (POSIX): filemodes.private_files_problem
+    on its folder, the index, its -wal, -shm and -journal and its mark, with the fix."""
+    path = location(store)
+    try:
+        problem = filemodes.private_files_problem(
+            path.parent, (path, *_companions(store)), "the semantic index", f"set ${CACHE_ENV} to a folder of your own"
+        )
+    except OSError as exc:
+        raise Unsafe(f"the semantic index's folder cannot be checked ({exc})") from None
+    if problem is not None:
+        raise Unsafe(f"the semantic index is not private: {problem}")
+
+
+def _companions(store: Path) -> tuple[Path, ...]:
+    """The files beside the index that belong to it: SQLite's -wal, -shm and -journal, and the .current mark."""
+    path = location(store)
+    return (Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal"), _mark(store))
+
+
 def stamp(path: Path) -> tuple[object, ...]:
     """What changes when `magnotia-mcp index` writes the file: equal stamps, the same index.
 
@@ -128,10 +160,16 @@ def mark_current(store: Path, store_stamp: object, index_stamp: object) -> None:
     effort: where it cannot be written, the next server makes that check.
     """
     mark = _mark(store)
-    spare = mark.with_name(f"{mark.name}.{os.getpid()}")
+    # A name no one can foresee, created anew (never through a link planted there), then renamed over the mark:
+    # a rename replaces a link at the mark itself, never the file it points to.
+    spare = mark.with_name(f"{mark.name}.{secrets.token_hex(8)}")
     text = json.dumps({"store": repr(store_stamp), "index": repr(index_stamp)})
     try:
-        with open(os.open(spare, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as out:
+        fd = os.open(spare, NEW_FILE, 0o600)
+    except OSError:
+        return
+    try:
+        with open(fd, "w", encoding="utf-8") as out:
             out.write(text)
         os.replace(spare, mark)
     except OSError:
@@ -181,7 +219,9 @@ def _checked(conn: sqlite3.Connection, store: Path) -> dict[str, str]:
 
 
 def open_existing(store: Path, *, readonly: bool = True) -> tuple[sqlite3.Connection, dict[str, str]] | None:
-    """The store's index and its meta; None when there is none. Raises Unusable for a file not to trust."""
+    """The store's index and its meta; None when there is none. Raises Unusable for a file not to trust (Unsafe for
+    one other users could read or replace: check_private)."""
+    check_private(store)
     path = location(store)
     if not path.is_file():
         return None
@@ -200,10 +240,17 @@ def open_existing(store: Path, *, readonly: bool = True) -> tuple[sqlite3.Connec
 def create(store: Path, meta: dict[str, str]) -> sqlite3.Connection:
     """A new, empty index for the store (any file in its place is removed first)."""
     path = location(store)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    filemodes.make_private_folders(path.parent)
+    check_private(store)  # the folders just made, and any made by another user meanwhile
     remove(store)
     # Created private before SQLite opens it (its -wal and -shm take the same mode): vectors tell what was said.
-    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    # The umask may narrow 0600 (SQLite must still write it): fchmod sets it whole.
+    fd = os.open(path, NEW_FILE, 0o600)
+    try:
+        if filemodes.POSIX:
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
     conn = _connect(path, mode="rw")
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
@@ -254,7 +301,7 @@ def remove(store: Path) -> bool:
     """Remove the store's index file and its -wal and -shm; True when there was one."""
     path = location(store)
     found = False
-    for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal"), _mark(store)):
+    for name in (path, *_companions(store)):
         try:
             name.unlink()
         except FileNotFoundError:
@@ -274,6 +321,8 @@ def state(store: Path, live: int | None) -> dict[str, Any]:
         found = open_existing(store)
     except OSError as exc:
         return {**out, "state": "unusable", "why": f"it cannot be read ({exc.strerror})"}
+    except Unsafe as exc:  # its fix is the message's, not a rebuild
+        return {**out, "state": "unusable", "why": str(exc)}
     except Unusable as exc:
         return {**out, "state": "unusable", "why": f"{exc}; run `magnotia-mcp index` to rebuild it"}
     if found is None:

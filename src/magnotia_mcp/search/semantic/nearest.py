@@ -79,6 +79,8 @@ def _load(store: Path, stamp: tuple[object, ...]) -> Searcher:
         found = indexfile.open_existing(store)
     except OSError as exc:
         raise Unavailable(f"the semantic index cannot be read ({exc.strerror}); run `magnotia-mcp index`") from None
+    except indexfile.Unsafe as exc:  # the message says the fix; a rebuild is not one
+        raise Unavailable(str(exc)) from None
     except indexfile.Unusable as exc:
         raise Unavailable(f"the semantic index cannot be used: {exc}; run `magnotia-mcp index` to rebuild it") from None
     if found is None:
