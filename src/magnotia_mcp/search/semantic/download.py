@@ -6,6 +6,13 @@ when its size and sha256 are the pinned ones: an interrupted download is resumed
 (an HTTP Range request; a server that ignores it sends the whole file again), and bytes that do not
 match are deleted, never used. Files already in place and matching are not fetched again.
 
+Against a neighbour and a hostile mirror: the folders are made 0700 and must be private (filemodes' rules, as for
+the index); a part is created anew (O_EXCL, O_NOFOLLOW, 0600), or resumed only when it is a regular file of this
+user's, so a link planted at its name is removed, never written through. A run has an overall deadline (DEADLINE,
+or $MAGNOTIA_MCP_DOWNLOAD_DEADLINE seconds): a mirror that trickles a byte at a time cannot hold it forever (what
+came is kept, to resume). A redirect is followed only to https, or from http to http (a mirror the user gave as
+http://, such as a local one): never down from https, never to ftp:// or any other scheme.
+
 Why the standard library's ``urllib`` and not ``huggingface_hub``: that package brings an HTTP
 client, hf-xet and a cache layout of its own (about 20 MB) for three GET requests; the pins, not the
 client, are what make the files trustworthy.
@@ -13,18 +20,32 @@ client, are what make the files trustworthy.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.client
 import os
+import stat
+import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
+from typing import IO, NamedTuple
+
+from magnotia_mcp import filemodes
 
 HUB = "https://huggingface.co"
 CHUNK = 1 << 20
 TIMEOUT = 60.0  # seconds without a byte before a download is given up (it can be resumed)
+# Seconds one run may take in all: the 530 MB model at 50 KB/s (a poor mobile link) takes its 3 hours. Past it
+# the run stops (at most TIMEOUT later, a read being under way) and what came is kept: the next run goes on.
+DEADLINE = 3 * 3600.0
+DEADLINE_ENV = "MAGNOTIA_MCP_DOWNLOAD_DEADLINE"
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_RESUMED = (
+    os.O_RDWR | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+)
 
 Progress = Callable[[str, int, int], None]  # (file name, bytes so far, its size)
 
@@ -72,72 +93,187 @@ def folder_for(pinned: Pinned, cache: Path) -> Path:
     return cache / "models" / pinned.name / pinned.revision
 
 
-def fetch(pinned: Pinned, into: Path, *, mirror: str = HUB, progress: Progress | None = None) -> Path:
-    """The pinned model's files in folder into, each checked; downloaded (or resumed) where missing or wrong."""
-    into.mkdir(parents=True, exist_ok=True)
+def fetch(
+    pinned: Pinned, into: Path, *, mirror: str = HUB, progress: Progress | None = None, deadline: float | None = None
+) -> Path:
+    """The pinned model's files in folder into, each checked; downloaded (or resumed) where missing or wrong.
+
+    deadline: seconds the whole run may take (default: $MAGNOTIA_MCP_DOWNLOAD_DEADLINE, else DEADLINE).
+    """
+    if urllib.parse.urlsplit(mirror).scheme not in ("https", "http"):
+        raise DownloadError(f"the mirror {mirror} is not an https:// (or http://) address")
+    seconds = deadline if deadline is not None else _deadline()
+    until = time.monotonic() + seconds
+    filemodes.make_private_folders(into)
+    if filemodes.POSIX:
+        problem = filemodes.folder_problem(into, "the model's files", "choose a folder of your own for the model")
+        if problem is not None:
+            raise DownloadError(f"the model's folder is not private: {problem}")
     for file in pinned.files:
         target = into / file.name
         if _matches(target, file):
             continue
-        _download(pinned.url(mirror, file), into / f"{file.name}.part", file, progress)
+        _download(pinned.url(mirror, file), into / f"{file.name}.part", file, progress, (until, seconds))
         os.replace(into / f"{file.name}.part", target)
     return into
 
 
-def _read(path: Path) -> tuple[hashlib._Hash, int]:
-    """The sha256 of path's bytes so far (to go on with), and how many there are."""
+def redirect_allowed(current: str, new: str) -> bool:
+    """Whether a redirect from current to new is followed: to https, or from http to http; nothing else."""
+    scheme = urllib.parse.urlsplit(new).scheme.lower()
+    return scheme == "https" or (scheme == "http" and urllib.parse.urlsplit(current).scheme.lower() == "http")
+
+
+class _Redirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: IO[bytes],
+        code: int,
+        msg: str,
+        headers: http.client.HTTPMessage,
+        newurl: str,
+    ) -> urllib.request.Request | None:
+        if not redirect_allowed(req.full_url, newurl):
+            raise urllib.error.URLError(f"refused a redirect to {newurl}: only https:// is followed")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+_OPENER = urllib.request.build_opener(_Redirects)
+
+
+def _deadline() -> float:
+    chosen = os.environ.get(DEADLINE_ENV, "").strip()
+    try:
+        seconds = float(chosen) if chosen else DEADLINE
+    except ValueError:
+        raise DownloadError(f"${DEADLINE_ENV} is {chosen!r}: give the seconds a download may take") from None
+    if not 0 < seconds < float("inf"):
+        raise DownloadError(f"${DEADLINE_ENV} is {chosen!r}: give the seconds a download may take")
+    return seconds
+
+
+def _read(fd: int) -> tuple[hashlib._Hash, int]:
+    """The sha256 of the open file's bytes from where it is (to go on with), and how many there are."""
     digest, have = hashlib.sha256(), 0
-    with open(path, "rb") as f:
-        while chunk := f.read(CHUNK):
-            digest.update(chunk)
-            have += len(chunk)
+    while chunk := os.read(fd, CHUNK):
+        digest.update(chunk)
+        have += len(chunk)
     return digest, have
 
 
 def _matches(path: Path, file: File) -> bool:
+    """Whether path is a regular file (not a link: it is then fetched and renamed over it) with the pinned bytes."""
     try:
-        if path.stat().st_size != file.size:
-            return False
-        digest, _ = _read(path)
+        fd = os.open(path, _RESUMED & ~(os.O_RDWR | os.O_APPEND))
     except OSError:
         return False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size != file.size:
+            return False
+        digest, _ = _read(fd)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
     return digest.hexdigest() == file.sha256
 
 
-def _download(url: str, part: Path, file: File, progress: Progress | None) -> None:
-    """file's bytes into part, resumed from what part holds; raises DownloadError unless they are the pinned ones."""
-    digest, have = _read(part) if part.is_file() else (hashlib.sha256(), 0)
-    if have > file.size:  # not a part of this file
+def _part(part: Path, size: int) -> tuple[hashlib._Hash, int, int]:
+    """An open file (appending) for file's bytes at part, the sha256 of those it holds, and how many: what a run left
+    there when that is a regular file of this user's no larger than size; else a new one, 0600, created where any
+    other thing at the name (a link, never followed) was removed."""
+    try:
+        fd = os.open(part, _RESUMED)
+    except OSError:
+        pass
+    else:
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and st.st_size <= size:
+                digest, have = _read(fd)
+                return digest, have, fd
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+    with contextlib.suppress(FileNotFoundError):
         part.unlink()
-        digest, have = hashlib.sha256(), 0
+    fd = os.open(part, _NEW, 0o600)
+    if filemodes.POSIX:
+        os.fchmod(fd, 0o600)  # the umask may have narrowed it
+    return hashlib.sha256(), 0, fd
+
+
+def _download(url: str, part: Path, file: File, progress: Progress | None, deadline: tuple[float, float]) -> None:
+    """file's bytes into part, resumed from what part holds; raises DownloadError unless they are the pinned ones.
+
+    deadline: (time.monotonic() it ends at, its seconds): past it the bytes so far are kept and the run stops."""
+    until, seconds = deadline
+    try:
+        digest, have, fd = _part(part, file.size)
+    except OSError as exc:
+        raise _stopped(url, part, exc) from None
+    try:
+        _fill(url, fd, file, progress, until, (digest, have))
+    except _Late:
+        raise _stopped(
+            url, part, f"it took longer than the deadline of {seconds:g} s; ${DEADLINE_ENV} sets it"
+        ) from None
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
+        raise _stopped(url, part, getattr(exc, "reason", None) or exc) from None
+    except _Refused as exc:
+        part.unlink(missing_ok=True)
+        raise _not_pinned(url, file, str(exc)) from None
+    finally:
+        os.close(fd)
+
+
+class _Late(Exception):
+    """The run's deadline passed."""
+
+
+class _Refused(Exception):
+    """What came is not the pinned file: the message says what it is."""
+
+
+def _fill(
+    url: str, fd: int, file: File, progress: Progress | None, until: float, start: tuple[hashlib._Hash, int]
+) -> None:
+    """Append file's bytes from where start leaves off (its sha256 and length) to fd, and check them all."""
+    digest, have = start
     request = urllib.request.Request(url, headers={"User-Agent": "magnotia-mcp"})
     if 0 < have < file.size:
         request.add_header("Range", f"bytes={have}-")
-    try:
-        if have < file.size:
-            with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
-                if have and response.status != 206:  # the server sent the whole file: start the part again
-                    digest, have = hashlib.sha256(), 0
-                declared = _declared_size(response, have)
-                if declared is not None and declared != file.size:  # refused before a byte is written
-                    part.unlink(missing_ok=True)
-                    raise _not_pinned(url, file, f"a file of {declared} bytes")
-                with open(part, "ab" if have else "wb") as out:
-                    while chunk := response.read(CHUNK):
-                        have += len(chunk)
-                        if have > file.size:
-                            break  # more than the file: the checks below refuse it
-                        digest.update(chunk)
-                        out.write(chunk)
-                        if progress is not None:
-                            progress(file.name, have, file.size)
-    except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
-        raise _stopped(url, part, getattr(exc, "reason", None) or exc) from None
+    if have < file.size:
+        left = until - time.monotonic()
+        if left <= 0:
+            raise _Late
+        with _OPENER.open(request, timeout=min(TIMEOUT, left)) as response:
+            if have and response.status != 206:  # the server sent the whole file: start the part again
+                os.ftruncate(fd, 0)
+                digest, have = hashlib.sha256(), 0
+            declared = _declared_size(response, have)
+            if declared is not None and declared != file.size:  # refused before a byte is written
+                raise _Refused(f"a file of {declared} bytes")
+            # read1: what has come, not CHUNK bytes (a trickle would hold read() past the deadline)
+            while chunk := response.read1(CHUNK):
+                have += len(chunk)
+                if have > file.size:
+                    break  # more than the file: the checks below refuse it
+                digest.update(chunk)
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(fd, view) :]
+                if progress is not None:
+                    progress(file.name, have, file.size)
+                if time.monotonic() > until:
+                    raise _Late
     if have < file.size:  # the connection ended early
-        raise _stopped(url, part, f"{have} of {file.size} bytes came")
+        raise urllib.error.URLError(f"{have} of {file.size} bytes came")
     if have != file.size or digest.hexdigest() != file.sha256:
-        part.unlink(missing_ok=True)
-        raise _not_pinned(url, file, f"{have} bytes" if have != file.size else f"sha256 {digest.hexdigest()}")
+        raise _Refused(f"{have} bytes" if have != file.size else f"sha256 {digest.hexdigest()}")
 
 
 def _declared_size(response: http.client.HTTPResponse, have: int) -> int | None:

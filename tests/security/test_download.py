@@ -1,0 +1,299 @@
+"""`index --download-model` against a planted link, a shared folder and a hostile mirror (issue 45, 3 and 10).
+
+A real HTTP server on a loopback socket plays the hub (tests/semantic/test_download.py's Hub, and two of its own
+here: one that trickles a byte at a time, one that redirects). Over the command the pin is the real model's, which
+no server here satisfies: what is checked there is what reaches the disk and the network first, and what the user
+is told. In-process, ``download.fetch`` gets a pin of the test model's files. POSIX only (links, modes, umask).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from magnotia_mcp.search.semantic import download, indexfile
+from tests.semantic import stores
+from tests.semantic.test_download import Hub, paths, pin_of
+from tests.support.server import Launcher
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="links, modes and umask are POSIX")
+REAL = download.POTION_MULTILINGUAL
+PRECIOUS = "the user's own notes\n"
+DEADLINE_ENV = "MAGNOTIA_MCP_DOWNLOAD_DEADLINE"  # seconds a download may take in all (docs/search.md)
+
+
+@pytest.fixture(autouse=True)
+def _local(launcher: Launcher) -> None:
+    if not launcher.local or launcher.kind in ("frozen", "container"):
+        pytest.skip("the index command and its cache folder are this machine's, with the semantic extra")
+
+
+@pytest.fixture
+def pinned(model_dir: Path) -> download.Pinned:
+    return pin_of(model_dir)
+
+
+@pytest.fixture
+def hub(pinned: download.Pinned, model_dir: Path) -> Iterator[Hub]:
+    served = Hub(paths(pinned, model_dir))
+    yield served
+    served.close()
+
+
+@pytest.fixture
+def model_dir() -> Path:
+    import static_model  # noqa: PLC0415 (a test dependency)
+
+    return Path(static_model.__file__).parent / "model"
+
+
+@pytest.fixture
+def victim(tmp_path: Path) -> Path:
+    path = tmp_path / "victim" / "notes.txt"
+    path.parent.mkdir(mode=0o700)
+    path.write_text(PRECIOUS, encoding="utf-8")
+    path.chmod(0o600)
+    return path
+
+
+def command(
+    db: Path, cache: Path, mirror: str, *, umask: int | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "magnotia_mcp", "index", "--db", str(db), "--download-model", "--model-mirror", mirror],
+        env={**os.environ, indexfile.CACHE_ENV: str(cache), **(env or {})},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+        check=False,
+        preexec_fn=None if umask is None else lambda: os.umask(umask),
+    )
+
+
+def one_line(done: subprocess.CompletedProcess[str], *needles: str) -> str:
+    """The command's failure: exit 1, nothing on stdout, and its last stderr line (after progress) holds each needle."""
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout == ""
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("magnotia-mcp index: "), done.stderr
+    for needle in needles:
+        assert needle in last, (needle, last)
+    return last
+
+
+# -- finding 3: planted links, open folders -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", ["a file of the user's", "a name not yet taken"])
+def test_a_link_planted_at_a_part_receives_nothing(
+    pinned: download.Pinned, hub: Hub, model_dir: Path, tmp_path: Path, victim: Path, target: str
+) -> None:
+    folder = tmp_path / "model"
+    folder.mkdir(mode=0o700)
+    aimed = victim if target == "a file of the user's" else victim.with_name("new.txt")
+    for file in pinned.files:
+        (folder / f"{file.name}.part").symlink_to(aimed)
+    download.fetch(pinned, folder, mirror=hub.url)
+    for file in pinned.files:
+        assert (folder / file.name).read_bytes() == (model_dir / file.name).read_bytes()
+        assert not (folder / f"{file.name}.part").is_symlink()
+    assert victim.read_text(encoding="utf-8") == PRECIOUS
+    assert sorted(p.name for p in victim.parent.iterdir()) == ["notes.txt"]  # nothing created through a link
+
+
+def test_a_part_is_created_private_under_umask_000(pinned: download.Pinned, hub: Hub, tmp_path: Path) -> None:
+    weights = next(f for f in pinned.files if f.name == "model.safetensors")
+    hub.cut[pinned.url("", weights)] = weights.size // 3
+    folder = tmp_path / "model"
+    before = os.umask(0)
+    try:
+        with pytest.raises(download.DownloadError, match="run the command again to go on"):
+            download.fetch(pinned, folder, mirror=hub.url)
+    finally:
+        os.umask(before)
+    part = folder / "model.safetensors.part"
+    assert stat.S_IMODE(os.stat(part).st_mode) == 0o600
+    came = [f.name for f in pinned.files[: [f.name for f in pinned.files].index("model.safetensors")]]
+    assert came  # config.json came whole before the cut, renamed from its part
+    for name in came:
+        assert stat.S_IMODE(os.stat(folder / name).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+
+
+def test_the_commands_folders_are_created_private_under_umask_000(tmp_path: Path, model_dir: Path) -> None:
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    cache = tmp_path / "home" / "cache" / "magnotia"
+    wrong = Hub(paths(REAL, model_dir))  # answers every file; the real pin refuses the bytes
+    try:
+        one_line(command(db, cache, wrong.url, umask=0), "is not the pinned file")
+    finally:
+        wrong.close()
+    folder = download.folder_for(REAL, cache)
+    created = [tmp_path / "home", tmp_path / "home" / "cache", cache, cache / "models", folder.parent, folder]
+    assert {str(p): stat.S_IMODE(os.stat(p).st_mode) for p in created} == {str(p): 0o700 for p in created}
+
+
+def test_a_cache_folder_others_may_write_gets_no_model(tmp_path: Path, model_dir: Path) -> None:
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    wrong = Hub(paths(REAL, model_dir))
+    try:
+        one_line(command(db, shared, wrong.url), str(shared), f"chmod go-w {shared}")
+        assert wrong.requests == []
+    finally:
+        wrong.close()
+    assert list(shared.iterdir()) == []
+
+
+# -- finding 10: a deadline, and no redirect to another scheme -------------------------------------------------------
+
+
+class Trickle:
+    """A mirror that answers every GET with a body of unknown length, sent one byte at a time, a pause between."""
+
+    def __init__(self, count: int, pause: float) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("Connection", "close")  # no Content-Length: the body ends when the connection does
+                self.end_headers()
+                for _ in range(count):
+                    try:
+                        self.wfile.write(b"{")
+                        self.wfile.flush()
+                    except OSError:
+                        return  # the client gave up
+                    time.sleep(pause)
+                self.close_connection = True
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_mirror_that_trickles_is_given_up_at_the_deadline(tmp_path: Path) -> None:
+    """One byte every quarter second would end only when the mirror chose: the deadline ends it, the part kept."""
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    cache = tmp_path / "cache"
+    slow = Trickle(count=80, pause=0.25)
+    try:
+        done = command(db, cache, slow.url, env={DEADLINE_ENV: "2"})
+    finally:
+        slow.close()
+    line = one_line(done, "deadline", DEADLINE_ENV, "run the command again to go on")
+    assert "is not the pinned file" not in line
+    assert not indexfile.location(db).exists()
+
+
+class Listener:
+    """A TCP port that counts the connections made to it, and turns each away (an FTP server's 421)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        self.accepted = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            with conn:
+                conn.sendall(b"421 Service not available\r\n")
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+class Redirecting:
+    """A mirror that sends every GET elsewhere with a 302."""
+
+    def __init__(self, to: str) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(302)
+                self.send_header("Location", to)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_redirect_to_ftp_is_refused_before_any_connection(tmp_path: Path) -> None:
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    ftp = Listener()
+    away = f"ftp://127.0.0.1:{ftp.port}/model.safetensors"
+    mirror = Redirecting(away)
+    try:
+        done = command(db, tmp_path / "cache", mirror.url)
+    finally:
+        mirror.close()
+        ftp.close()
+    one_line(done, "redirect", away, "run the command again to go on")
+    assert ftp.accepted == 0
+
+
+def test_a_redirect_within_an_http_mirror_is_followed(
+    pinned: download.Pinned, hub: Hub, model_dir: Path, tmp_path: Path
+) -> None:
+    """A mirror the user gave as http:// (this loopback one) may send a file to another of its paths."""
+    moved = Redirecting(hub.url + "/" + pinned.repo + "/resolve/" + pinned.revision + "/config.json")
+    config = next(f for f in pinned.files if f.name == "config.json")
+    only = download.Pinned(pinned.repo, pinned.revision, (config,))
+    try:
+        download.fetch(only, tmp_path / "model", mirror=moved.url)
+    finally:
+        moved.close()
+    assert (tmp_path / "model" / "config.json").read_bytes() == (model_dir / "config.json").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("start", "to", "followed"),
+    [
+        ("https://huggingface.co/a", "https://cdn-lfs.hf.co/b", True),
+        ("https://huggingface.co/a", "http://cdn-lfs.hf.co/b", False),  # never down to plain http
+        ("https://huggingface.co/a", "ftp://cdn-lfs.hf.co/b", False),
+        ("https://huggingface.co/a", "file:///etc/passwd", False),
+        ("http://127.0.0.1:8000/a", "http://127.0.0.1:8000/b", True),  # a mirror given as http:// stays so
+        ("http://127.0.0.1:8000/a", "https://mirror.example/b", True),
+        ("http://127.0.0.1:8000/a", "ftp://127.0.0.1/b", False),
+    ],
+)
+def test_which_redirects_are_followed(start: str, to: str, followed: bool) -> None:
+    assert download.redirect_allowed(start, to) is followed
