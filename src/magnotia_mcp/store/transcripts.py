@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp.errors import NotFound
 from magnotia_mcp.store import layouts
-from magnotia_mcp.store.windows import NOWHERE, Read, Window, bounds, fields, raw_range, segment, short
+from magnotia_mcp.store.windows import NOWHERE, Read, Window, bounds, fields, raw_range, reach, segment, short
 from magnotia_mcp.text import preview, stored_text, window_end
 
 if TYPE_CHECKING:  # only for annotations: importing the reader pulls in asyncio and sqlite3
@@ -195,7 +195,12 @@ async def _listed(db: Reader, r: Any, known: Any, previews: bool) -> dict[str, A
     return listed
 
 
-async def get_transcript(
+async def get_transcript(db: Reader, **window: Any) -> dict[str, Any]:
+    """One live transcript with a window of its text (from offset, or between two times), or NotFound."""
+    return (await read_transcript(db, **window))[0]
+
+
+async def read_transcript(
     db: Reader,
     *,
     transcript_id: str,
@@ -205,8 +210,12 @@ async def get_transcript(
     offset: int = 0,
     start_ms: int | None = None,
     end_ms: int | None = None,
-) -> dict[str, Any]:
-    """One live transcript with a window of its text (from offset, or between two times), or NotFound."""
+) -> tuple[dict[str, Any], list[int]]:
+    """get_transcript's answer, and per segment in it the fewest characters of the window that show it.
+
+    The second is what cutting the window shorter in memory needs (``windows.reach``): a window
+    cut to its first n characters shows the segments that need at most n.
+    """
     window = Window(offset, start_ms, end_ms)
     with_segments = include_segments or window.by_time
     sql = GET_TRANSCRIPT_WITH_SEGMENTS if with_segments else GET_TRANSCRIPT
@@ -237,7 +246,7 @@ async def get_transcript(
     if include_segments:
         result["segments"] = read.segments
     result["tasks"] = json.loads(row["tasks_json"])
-    return result
+    return result, read.needs if include_segments else []
 
 
 async def _long(
@@ -277,11 +286,12 @@ async def _long(
     by_seq = {seq: k for k, seq in enumerate(placement.seqs[i:j], i)}
     # A segment the layout does not know (written since it was read) cannot be placed: left out.
     shown = [
-        segment(s)
+        (by_seq[s[0]], s)
         for s in json.loads(row["segments_json"])
         if s[0] in by_seq and placement.overlaps(by_seq[s[0]], lo, hi)
     ]
-    return Read(fields(used, piece[:cut], start, end, total), lay.speakers, shown)
+    needs = reach(placement, [k for k, _ in shown], start, total, lay.raw_chars)
+    return Read(fields(used, piece[:cut], start, end, total), lay.speakers, [segment(s) for _, s in shown], needs)
 
 
 # -- completion -----------------------------------------------------------------

@@ -1,8 +1,10 @@
 """Where a window of a transcript falls: which characters and which segments, from an offset or between two times.
 
 Pure placement over ``layouts.Placement``: ``transcripts`` reads (a short transcript
-whole, a long one by window) and this says what of it to show. Below it, what a search
-inside one transcript reads of it (its segments in spoken order, a page of them by seq).
+whole, a long one by window) and this says what of it to show, and what a shorter
+prefix of the window would show (``reach``), so that a window cut to a token budget
+is cut in memory, not read again. Below it, what a search inside one transcript reads
+of it (its segments in spoken order, a page of them by seq).
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ class Read(NamedTuple):
     fields: dict[str, Any]  # format, text, offset, total_chars, next_offset
     speakers: list[str]
     segments: list[dict[str, Any]]
+    # Per segment shown: the fewest characters of the window that still show it (see reach).
+    needs: list[int]
 
 
 def short(row: sqlite3.Row, fmt: str, window: Window, max_chars: int, with_segments: bool) -> Read:
@@ -65,8 +69,9 @@ def short(row: sqlite3.Row, fmt: str, window: Window, max_chars: int, with_segme
         else json.loads(row["speakers_json"])
     )
     lo, hi = raw_range(window, placement, start, end, total, len(raw))
-    shown = [segment(s) for k, s in enumerate(segments) if placement.overlaps(k, lo, hi)]
-    return Read(fields(used, text[start:end], start, end, total), names, shown)
+    ks = [k for k in range(len(segments)) if placement.overlaps(k, lo, hi)]
+    needs = reach(placement, ks, start, total, len(raw))
+    return Read(fields(used, text[start:end], start, end, total), names, [segment(segments[k]) for k in ks], needs)
 
 
 NOWHERE = Placement([], [], [], [], 0)
@@ -104,6 +109,30 @@ def raw_range(
         return 0, raw_chars + 1
     span = placement.between(window.start_ms or 0, window.end_ms)
     return (span[0], max(span[1], span[0] + 1)) if span is not None else (0, 0)
+
+
+def reach(placement: Placement, shown: list[int], start: int, total: int, raw_chars: int) -> list[int]:
+    """For each shown segment (its index in placement), the fewest characters of the window that show it.
+
+    Each shown segment already overlaps the window's start, so a window cut to its first
+    n characters shows those that start before its end (raw_range's hi, by the same float
+    arithmetic): the ones whose need is at most n. Segments start in seq order, so the
+    needs only grow and a cut window shows a prefix of the segments. An empty text cannot
+    be cut: its segments need nothing.
+    """
+    if not total:
+        return [0] * len(shown)
+    per = max(raw_chars, 1) / total
+    out = []
+    for k in shown:
+        a = placement.starts[k]
+        n = max(0, int(a / per) - start)
+        while (start + n) * per <= a:
+            n += 1
+        while n > 0 and (start + n - 1) * per > a:
+            n -= 1
+        out.append(n)
+    return out
 
 
 def fields(used: str, text: str, start: int, end: int, total: int) -> dict[str, Any]:

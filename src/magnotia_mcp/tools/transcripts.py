@@ -2,25 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from magnotia_mcp.args import cursors
 from magnotia_mcp.args.checks import time_range
-from magnotia_mcp.budget import (
-    PageCost,
-    answer_cost,
-    cost_with_string,
-    fit_page,
-    prefix_within,
-    squeeze,
-    string_cost,
-    string_parts,
-)
+from magnotia_mcp.budget import PageCost, fit_page
 from magnotia_mcp.errors import InvalidArguments
-from magnotia_mcp.text import window_end
 from magnotia_mcp.tools import schema
 from magnotia_mcp.tools.base import Tool, ToolContext
+from magnotia_mcp.tools.window_fit import fit_window
 
 
 async def _list_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
@@ -114,7 +104,7 @@ LIST_TRANSCRIPTS = Tool(
 
 
 async def _get_transcript(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
-    from magnotia_mcp.store.transcripts import get_transcript  # on first use: initialize does not need it
+    from magnotia_mcp.store.transcripts import read_transcript  # on first use: initialize does not need it
 
     start_ms, end_ms = args.get("start_ms"), args.get("end_ms")
     by_time = start_ms is not None or end_ms is not None
@@ -123,120 +113,19 @@ async def _get_transcript(ctx: ToolContext, args: dict[str, Any]) -> dict[str, A
     if start_ms is not None and end_ms is not None and end_ms <= start_ms:
         raise InvalidArguments("end_ms", f"must be after start_ms ({start_ms}), not {end_ms}")
     async with ctx.store.reader() as db:
-
-        async def read(chars: int) -> dict[str, Any]:
-            return await get_transcript(
-                db,
-                transcript_id=args["id"],
-                fmt=args["format"],
-                offset=args["offset"],
-                start_ms=start_ms,
-                end_ms=end_ms,
-                max_chars=chars,
-                include_segments=args["include_segments"],
-            )
-
-        return await _fit_window(await read(args["max_chars"]), read, args["max_tokens"], ctx.copies, by_time)
-
-
-# What may give way in a transcript's details when they alone would fill the budget.
-_DETAILS = frozenset({"title", "speakers", "speaker"})  # never "text": windows must rebuild the whole
-_DETAIL_LISTS = frozenset({"tasks", "speakers", "segments"})
-
-
-async def _fit_window(
-    result: dict[str, Any], read: Callable[[int], Awaitable[dict[str, Any]]], budget: int, copies: int, by_time: bool
-) -> dict[str, Any]:
-    """The window cut shorter until the whole answer costs at most budget; the answer says what was cut."""
-    asked_end = result["offset"] + len(result["text"])  # the window max_chars (and the times) asked for
-    counted = (result["text"], string_parts(result["text"]))  # the text, the longest part, encoded once
-    if "segments" not in result:  # text past what one copy of it can cost cannot fit: not costed again and again
-        result = _prefix(result, max(1, prefix_within(result["text"], budget // copies + 1, counted[1])))
-    shortened, smallest = False, False
-    while True:
-        result["max_tokens"] = budget
-        shortened |= _shorten_details(result, budget, copies)
-        _say(result, asked_end, budget, by_time, shortened)
-        if counted[0] != result["text"]:
-            counted = (result["text"], string_parts(result["text"]))
-        cost = cost_with_string(result, copies, "text", counted[1])
-        if cost <= budget:
-            return result
-        text = result["text"]
-        # A window holds at least one character, or cluster (a line break and a combining mark: a window cut shorter
-        # holds it whole), or reading would not go on.
-        if len(text) <= 1 or smallest:
-            segments = list(result.get("segments") or ())
-            shortened |= squeeze(result, lambda r: answer_cost(r, copies) <= budget, _DETAILS, _DETAIL_LISTS)
-            _say(result, asked_end, budget, by_time, shortened)
-            _say_segments_left(result, segments)
-            return result
-        # What the text (and its segments) may cost, as a share of what they cost now.
-        fixed = answer_cost({**result, "text": "", "segments": []}, copies)
-        share = (budget - fixed) / max(1, cost - fixed)
-        chars = max(1, min(prefix_within(text, int(string_cost(text) * share)), len(text) - 1))
-        # Without segments the shorter window is a prefix of this one; segments are placed by the store.
-        result = await read(chars) if "segments" in result else _prefix(result, chars)
-        smallest = len(result["text"]) >= len(text)
-
-
-def _say_segments_left(result: dict[str, Any], segments: list[dict[str, Any]]) -> None:
-    """When segments had to be left out (an empty or one-character window), the note says where they go on.
-
-    The text cannot move the window on here, so the segments' times are the only way to read the rest.
-    """
-    shown = len(result.get("segments") or ())
-    if "segments" not in result or shown >= len(segments):
-        return
-    first = segments[shown]
-    more = (
-        f"Segments from seq {first['seq']} on were left out to fit: call get_transcript again with "
-        f"start_ms={first['start_ms']} and include_segments=true to read on."
-    )
-    result["note"] = f"{result['note']} {more}" if result.get("note") else more
-
-
-def _prefix(result: dict[str, Any], chars: int) -> dict[str, Any]:
-    """result with the window's text cut at most chars long, on a safe boundary."""
-    cut = window_end(result["text"], 0, chars)
-    end = result["offset"] + cut
-    return {**result, "text": result["text"][:cut], "next_offset": end if end < result["total_chars"] else None}
-
-
-def _shorten_details(result: dict[str, Any], budget: int, copies: int) -> bool:
-    """Huge details (a very long title, thousands of tasks or speakers) give way first, to half the budget."""
-    segments = result.pop("segments", None)
-    shrank = squeeze(result, lambda r: answer_cost({**r, "text": ""}, copies) <= budget // 2, _DETAILS, _DETAIL_LISTS)
-    if segments is not None:
-        result["segments"] = segments
-    return shrank
-
-
-def _say(result: dict[str, Any], asked_end: int, budget: int, by_time: bool, shortened: bool) -> None:
-    """truncated, next_max_chars and note: whether the window was cut for the budget, and how to read on."""
-    end = result["offset"] + len(result["text"])
-    result["truncated"] = end < asked_end
-    result.pop("next_max_chars", None)
-    result.pop("note", None)
-    notes = []
-    if end < asked_end:
-        result["next_max_chars"] = rest = asked_end - end
-        how = (
-            f"with offset={end}, max_chars={rest} to read the rest of the time window"
-            if by_time
-            else f"with offset={end} to read on (max_chars={rest} reads just the rest of this window)"
+        # Read once: a window over the budget is cut in memory (window_fit), its segments by what the store
+        # says each needs, not read again shorter.
+        result, needs = await read_transcript(
+            db,
+            transcript_id=args["id"],
+            fmt=args["format"],
+            offset=args["offset"],
+            start_ms=start_ms,
+            end_ms=end_ms,
+            max_chars=args["max_chars"],
+            include_segments=args["include_segments"],
         )
-        notes.append(
-            f"Cut at character {end}, {rest} characters short of the window asked for, to keep this answer "
-            f"within max_tokens={budget}: call get_transcript again {how}."
-        )
-    if shortened:
-        notes.append(
-            "Very long details (title, speakers, tasks or segments) were shortened to fit; list_tasks with "
-            "this transcript_id lists every task."
-        )
-    if notes:
-        result["note"] = " ".join(notes)
+    return fit_window(result, needs, args["max_tokens"], ctx.copies, by_time)
 
 
 GET_TRANSCRIPT = Tool(

@@ -1,0 +1,275 @@
+"""A transcript window fitted to the token budget: the longest that fits, cut in memory in one search.
+
+A window is read once, as max_chars (or the times) asked. When its answer is over
+budget it is cut there, never read again: its text to a shorter prefix on a safe
+boundary, its segments to those that still overlap that prefix (the store says
+how many characters of the window each one needs: ``windows.reach``).
+
+The cut is the longest that fits: one more character (or cluster) would be over.
+It is found on a model of the answer's cost in which every piece is encoded once:
+the text's counts in blocks, added up to any prefix (``parts`` adds up over
+concatenation), each segment's counts added up to any number of them, and the rest
+of the answer (details, note) counted again only when its numbers change. Then the
+model's choice is checked with ``cost_with_string``, the budget's own count: it
+fits, and one more character does not. Where the model and the count disagree (an
+estimate changed under it) the search goes on with the count itself, so the cut is
+right whatever the estimate; the model only makes it cheap.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable
+from typing import Any
+
+from magnotia_mcp.budget import (
+    NO_PARTS,
+    Parts,
+    answer_cost,
+    cost_with_string,
+    json_text,
+    parts,
+    plus,
+    squeeze,
+    string_parts,
+    tokens,
+)
+from magnotia_mcp.text import item_line, result_text, window_end
+
+# What may give way in a transcript's details when they alone would fill the budget.
+_DETAILS = frozenset({"title", "speakers", "speaker"})  # never "text": windows must rebuild the whole
+_DETAIL_LISTS = frozenset({"tasks", "speakers", "segments"})
+
+_BLOCK = 512  # characters of text counted together: a prefix costs its whole blocks and one part block
+# How result_text and json_text lay a list of k items out, beyond the items: "[]" opens to "[\n" items "\n  ]"
+# with ",\n" between them in the text content; "[" items "]" with "," between them in structuredContent.
+_OPENED = parts("\n\n  ")
+_LINE_SEPARATOR = parts(",\n")
+_COMMA = parts(",")
+
+
+def fit_window(result: dict[str, Any], needs: list[int], budget: int, copies: int, by_time: bool) -> dict[str, Any]:
+    """result (a window as read, and per segment the characters that show it) cut to fit budget.
+
+    The answer says whether it was cut and how to read on (truncated, next_max_chars, note).
+    """
+    result["max_tokens"] = budget
+    asked_end = result["offset"] + len(result["text"])  # the window max_chars (and the times) asked for
+    shortened = _shorten_details(result, budget, copies)
+    _say(result, asked_end, budget, by_time, shortened)
+    text = result["text"]
+    if not _surely_over(result, budget) and cost_with_string(result, copies, "text", string_parts(text)) <= budget:
+        return result
+    cut = _Cut(result, needs, budget, copies, lambda r: _say(r, asked_end, budget, by_time, shortened))
+    chars = cut.longest()
+    if chars:
+        return cut.answer(window_end(text, 0, chars))
+    # Not even one character (or cluster) fits with its segments: a window holds at least that, or reading
+    # would not go on, so the segments and details give way instead.
+    out = cut.answer(window_end(text, 0, 1)) if len(text) > 1 else result
+    segments = list(out.get("segments") or ())
+    shortened |= squeeze(out, lambda r: answer_cost(r, copies) <= budget, _DETAILS, _DETAIL_LISTS)
+    _say(out, asked_end, budget, by_time, shortened)
+    _say_segments_left(out, segments)
+    return out
+
+
+def _surely_over(result: dict[str, Any], budget: int) -> bool:
+    """Whether the window's text and its segments' texts alone cost more than budget (every copy holds them).
+
+    Cheap (two passes at C speed): it spares counting a long window's whole answer, hundreds of segments
+    encoded twice, to learn what these already say: it does not fit.
+    """
+    said = "".join(s["text"] for s in result.get("segments") or ())
+    return tokens(plus(parts(result["text"]), parts(said))) > budget
+
+
+class _Cut:
+    """The window's answers cut to a prefix of its text, their cost modelled and counted (see the module docstring)."""
+
+    def __init__(
+        self,
+        result: dict[str, Any],
+        needs: list[int],
+        budget: int,
+        copies: int,
+        say: Callable[[dict[str, Any]], None],
+    ) -> None:
+        self._result, self._needs, self._budget, self._copies, self._say = result, needs, budget, copies, say
+        self._text: str = result["text"]
+        self._segments: list[dict[str, Any]] = result.get("segments") or []
+        # Counts of the text's first i blocks, and of the first i segments (text content, structuredContent),
+        # each grown only as far as a probe reaches.
+        self._blocks: list[Parts] = [NO_PARTS]
+        self._lines: list[Parts] = [NO_PARTS]
+        self._compact: list[Parts] = [NO_PARTS]
+        # The rest of the answer (details, note), counted once: a cut changes only the values _said
+        # gives (numbers and the note), whose counts are taken out here and added back for each cut.
+        frame = self.answer(1)
+        frame["text"] = ""
+        if "segments" in frame:
+            frame["segments"] = []
+        said = self._said(1)
+        self._frame_lines = plus(parts(result_text(frame)), said, -1)
+        self._frame_compact = plus(parts(json_text(frame)), said, -1) if copies > 1 else NO_PARTS
+
+    def answer(self, end: int) -> dict[str, Any]:
+        """The answer with the window's first end characters, the segments they show, and what it says of them."""
+        r = self._result
+        out = {**r, "text": self._text[:end]}
+        stop = r["offset"] + end
+        out["next_offset"] = stop if stop < r["total_chars"] else None
+        if "segments" in r:
+            out["segments"] = self._segments[: bisect_right(self._needs, end)]
+        self._say(out)
+        return out
+
+    def _said(self, end: int) -> Parts:
+        """The counts of what a cut of end characters says that another cut says otherwise: its numbers and note.
+
+        Scalars are encoded alike in both copies of the answer, so one count serves both.
+        """
+        r = self._result
+        out = {"offset": r["offset"], "text": self._text[:end]}
+        self._say(out)
+        stop = r["offset"] + end
+        said = [stop if stop < r["total_chars"] else None, out["truncated"], out.get("next_max_chars"), out.get("note")]
+        return parts(json_text(said))
+
+    def longest(self) -> int:
+        """The most characters of the window (max_chars of window_end: at a safe boundary) whose answer fits; 0: none.
+
+        Never the whole window: that was counted already, and does not fit.
+        """
+        last = len(self._text) - 1
+        if last < 1:
+            return 0
+        found = _largest(lambda n: self._modelled(window_end(self._text, 0, n)) <= self._budget, 1, last, self._guess())
+        # The budget's own count decides: two counts when the model was right.
+        return _largest(self._fits, 1, last, found)
+
+    def _fits(self, chars: int) -> bool:
+        answer = self.answer(window_end(self._text, 0, chars))
+        return cost_with_string(answer, self._copies, "text", string_parts(answer["text"])) <= self._budget
+
+    def _modelled(self, end: int) -> int:
+        """The answer's cost for a window of end characters, on the model."""
+        text = plus(self._text_parts(end), self._said(end))
+        k = bisect_right(self._needs, end) if self._segments else 0
+        self._grow_segments(k)
+        lines = plus(self._frame_lines, text)
+        if k:
+            lines = plus(plus(plus(lines, _OPENED), self._lines[k]), _LINE_SEPARATOR, k - 1)
+        if self._copies <= 1:
+            return tokens(lines)
+        compact = plus(self._frame_compact, text)
+        if k:
+            compact = plus(plus(compact, self._compact[k]), _COMMA, k - 1)
+        return tokens(lines) + tokens(compact)
+
+    def _text_parts(self, end: int) -> Parts:
+        whole, blocks = end // _BLOCK, self._blocks
+        while len(blocks) <= whole:
+            at = (len(blocks) - 1) * _BLOCK
+            blocks.append(plus(blocks[-1], string_parts(self._text[at : at + _BLOCK])))
+        return plus(blocks[whole], string_parts(self._text[whole * _BLOCK : end]))
+
+    def _grow_segments(self, k: int) -> None:
+        for s in self._segments[len(self._lines) - 1 : k]:
+            self._lines.append(plus(self._lines[-1], parts(item_line(s))))
+            if self._copies > 1:
+                self._compact.append(plus(self._compact[-1], parts(json_text(s))))
+
+    def _guess(self) -> int:
+        """Where the cut may be: what the answer costs without text, with a first block of it, and the share left."""
+        last = len(self._text) - 1
+        probe = min(last, _BLOCK)
+        fixed, first = self._modelled(0), self._modelled(probe)
+        if first <= fixed:
+            return last
+        return max(1, min(last, probe * (self._budget - fixed) // (first - fixed)))
+
+
+def _largest(fits: Callable[[int], bool], lo: int, hi: int, guess: int) -> int:
+    """The largest n in lo..hi for which fits(n) (true up to some n, false after), or lo - 1 if none.
+
+    Probes guess first, then steps away from it that double, then halves the gap: two probes when
+    guess is the answer, a few when it is near.
+    """
+    good, bad = lo - 1, hi + 1  # fits(good) unless lo - 1; not fits(bad) unless hi + 1
+    if hi < lo:
+        return good
+    at, step = min(max(guess, lo), hi), 1
+    if fits(at):
+        good = at
+        while good + step < bad:
+            if not fits(good + step):
+                bad = good + step
+                break
+            good, step = good + step, step * 2
+    else:
+        bad = at
+        while bad - step > good:
+            if fits(bad - step):
+                good = bad - step
+                break
+            bad, step = bad - step, step * 2
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        if fits(mid):
+            good = mid
+        else:
+            bad = mid
+    return good
+
+
+def _say_segments_left(result: dict[str, Any], segments: list[dict[str, Any]]) -> None:
+    """When segments had to be left out (an empty or one-character window), the note says where they go on.
+
+    The text cannot move the window on here, so the segments' times are the only way to read the rest.
+    """
+    shown = len(result.get("segments") or ())
+    if "segments" not in result or shown >= len(segments):
+        return
+    first = segments[shown]
+    more = (
+        f"Segments from seq {first['seq']} on were left out to fit: call get_transcript again with "
+        f"start_ms={first['start_ms']} and include_segments=true to read on."
+    )
+    result["note"] = f"{result['note']} {more}" if result.get("note") else more
+
+
+def _shorten_details(result: dict[str, Any], budget: int, copies: int) -> bool:
+    """Huge details (a very long title, thousands of tasks or speakers) give way first, to half the budget."""
+    segments = result.pop("segments", None)
+    shrank = squeeze(result, lambda r: answer_cost({**r, "text": ""}, copies) <= budget // 2, _DETAILS, _DETAIL_LISTS)
+    if segments is not None:
+        result["segments"] = segments
+    return shrank
+
+
+def _say(result: dict[str, Any], asked_end: int, budget: int, by_time: bool, shortened: bool) -> None:
+    """truncated, next_max_chars and note: whether the window was cut for the budget, and how to read on."""
+    end = result["offset"] + len(result["text"])
+    result["truncated"] = end < asked_end
+    result.pop("next_max_chars", None)
+    result.pop("note", None)
+    notes = []
+    if end < asked_end:
+        result["next_max_chars"] = rest = asked_end - end
+        how = (
+            f"with offset={end}, max_chars={rest} to read the rest of the time window"
+            if by_time
+            else f"with offset={end} to read on (max_chars={rest} reads just the rest of this window)"
+        )
+        notes.append(
+            f"Cut at character {end}, {rest} characters short of the window asked for, to keep this answer "
+            f"within max_tokens={budget}: call get_transcript again {how}."
+        )
+    if shortened:
+        notes.append(
+            "Very long details (title, speakers, tasks or segments) were shortened to fit; list_tasks with "
+            "this transcript_id lists every task."
+        )
+    if notes:
+        result["note"] = " ".join(notes)
