@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from devkit.storefactory import StoreBuilder, ts
+from magnotia_mcp.budget import answer_cost
 from tests.support.protocol import LATEST_LEGACY
 from tests.support.server import ServerProcess, SharedServers
 
@@ -219,6 +220,56 @@ def test_a_time_window_cut_for_the_budget_is_read_to_its_end_by_what_the_answer_
         parts.append(window["text"])
     assert len(parts) > 2
     assert "".join(parts) == expected
+
+
+@pytest.mark.parametrize("kind", list(MEETINGS))
+@pytest.mark.parametrize("offset", [0, 333_333, 800_000])
+def test_a_window_with_segments_cut_for_the_budget_is_the_longest_that_fits(
+    srv: ServerProcess, kind: str, offset: int
+) -> None:
+    """Cut in memory, not read again: the text from offset, exactly the segments that overlap it, within the budget
+    by the server's own estimate, and one more character (or cluster), with the segments it brings, would be over."""
+    tid, said = MEETINGS[kind]
+    spans = _spans(said)
+    arguments = {"id": tid, "format": "raw", "offset": offset, "include_segments": True}
+    window, cost = call(srv, "get_transcript", arguments)
+    n = len(window["text"])
+    assert window["truncated"] is True
+    assert 0 < n < 20_000
+    assert cost <= DEFAULT_TOKENS
+    assert window["text"] == RAW[kind][offset : offset + n]
+    overlapping = [k for k, (start, end, _, _) in enumerate(spans) if end > offset and start < offset + n]
+    assert [s["seq"] for s in window["segments"]] == overlapping
+    assert [(s["speaker"], s["text"]) for s in window["segments"]] == [said[k] for k in overlapping]
+    assert answer_cost(window, 2) <= DEFAULT_TOKENS
+    # The next window boundary: the same window read uncut, one cluster longer.
+    wider = window
+    for more in range(1, 9):
+        wider, _ = call(srv, "get_transcript", {**arguments, "max_chars": n + more, "max_tokens": HARD_CAP})
+        if len(wider["text"]) > n:
+            break
+    assert wider["truncated"] is False
+    assert len(wider["text"]) > n
+    # That window as the cut answer would show it: its text and segments, and the note's numbers moved on.
+    end, rest = offset + n, window["next_max_chars"]
+    wider_end, wider_rest = offset + len(wider["text"]), rest - (len(wider["text"]) - n)
+    note = window["note"]
+    for said_then, said_now in (
+        (f"character {end}, {rest} characters", f"character {wider_end}, {wider_rest} characters"),
+        (f"offset={end}", f"offset={wider_end}"),
+        (f"max_chars={rest}", f"max_chars={wider_rest}"),
+    ):
+        assert said_then in note
+        note = note.replace(said_then, said_now)
+    longer = {
+        **window,
+        "text": wider["text"],
+        "next_offset": wider["next_offset"],
+        "segments": wider["segments"],
+        "next_max_chars": wider_rest,
+        "note": note,
+    }
+    assert answer_cost(longer, 2) > DEFAULT_TOKENS
 
 
 def _pages(srv: ServerProcess, tool: str, arguments: dict[str, Any], items: str) -> list[list[dict[str, Any]]]:

@@ -144,7 +144,10 @@ class _Cut:
         last = len(self._text) - 1
         if last < 1:
             return 0
-        found = _largest(lambda n: self._modelled(window_end(self._text, 0, n)) <= self._budget, 1, last, self._guess())
+        guess = self._guess()
+        # The guess is off by a few percent, as the segments' lengths vary: the first steps are that size.
+        fits = lambda n: self._modelled(window_end(self._text, 0, n)) <= self._budget  # noqa: E731
+        found = _largest(fits, 1, last, guess, max(1, guess // 64))
         # The budget's own count decides: two counts when the model was right.
         return _largest(self._fits, 1, last, found)
 
@@ -181,25 +184,28 @@ class _Cut:
                 self._compact.append(plus(self._compact[-1], parts(json_text(s))))
 
     def _guess(self) -> int:
-        """Where the cut may be: what the answer costs without text, with a first block of it, and the share left."""
+        """Where the cut may be: the share of the budget left beside what the answer costs without text, scaled
+        from a first block of text, then again from that guess (segments vary in length: the second is closer)."""
         last = len(self._text) - 1
-        probe = min(last, _BLOCK)
-        fixed, first = self._modelled(0), self._modelled(probe)
-        if first <= fixed:
-            return last
-        return max(1, min(last, probe * (self._budget - fixed) // (first - fixed)))
+        fixed, guess = self._modelled(0), min(last, _BLOCK)
+        for _ in range(2):
+            cost = self._modelled(window_end(self._text, 0, guess))
+            if cost <= fixed:
+                return last
+            guess = max(1, min(last, guess * (self._budget - fixed) // (cost - fixed)))
+        return guess
 
 
-def _largest(fits: Callable[[int], bool], lo: int, hi: int, guess: int) -> int:
+def _largest(fits: Callable[[int], bool], lo: int, hi: int, guess: int, step: int = 1) -> int:
     """The largest n in lo..hi for which fits(n) (true up to some n, false after), or lo - 1 if none.
 
-    Probes guess first, then steps away from it that double, then halves the gap: two probes when
-    guess is the answer, a few when it is near.
+    Probes guess first, then steps away from it that double (from step), then halves the gap: two
+    probes when guess is the answer and step 1, a few when it is within a step or two.
     """
     good, bad = lo - 1, hi + 1  # fits(good) unless lo - 1; not fits(bad) unless hi + 1
     if hi < lo:
         return good
-    at, step = min(max(guess, lo), hi), 1
+    at = min(max(guess, lo), hi)
     if fits(at):
         good = at
         while good + step < bad:
