@@ -48,7 +48,7 @@ def stem_prefix(folded: str, language: str | None) -> str | None:
         shared = _common_prefix(stem, folded)
         # A word that is its own stem ("passport", "budget") is searched as a prefix too, so that its
         # inflections ("passports", "budgets") match as they do for a word the stemmer shortens.
-        if MIN_PREFIX <= len(shared) and (best is None or len(shared) < len(best)):
+        if len(shared) >= MIN_PREFIX and (best is None or len(shared) < len(best)):
             best = shared
     return best
 
