@@ -130,6 +130,7 @@ def test_instructions_name_the_languages_once_known(server: ServerProcess) -> No
     search(server, query="ad spend")
     after = server.request("server/discover")["result"]["instructions"]
     assert after.endswith(
-        " The transcripts are in English (2), Portuguese (2), German (1): search in the language a meeting was held in."
+        " The transcripts are in English (2), Portuguese (2), German (1):"
+        " search in each language a meeting may have been held in."
     ), after
     assert after.startswith(before.split(" Transcripts may be")[0])

@@ -882,9 +882,10 @@ def test_search_hits_carry_the_contract_fields_best_first(srv: ServerProcess) ->
     assert result["sort"] == "relevance"
     hits = result["hits"]
     assert result["ranked_among"] == len(hits) == 4  # every match was compared
-    fields = {"transcript_id", "title", "created_at", "source", "snippet", "score", "matched_terms", "moments"}
+    fields = {"transcript_id", "title", "created_at", "source", "score", "matched_terms", "moments", "speakers"}
     for hit in hits:
-        assert set(hit) == fields | {"segment"}
+        # A snippet only where no moment quotes the match (it would say the same twice).
+        assert set(hit) == fields | {"duration_ms"} | (set() if hit["moments"] else {"snippet"})
         assert isinstance(hit["score"], (int, float))
         assert int(hit["score"]) == len(hit["matched_terms"]) > 0
         assert set(hit["matched_terms"]) <= {"budget", "roadmap"}
@@ -901,37 +902,46 @@ def test_search_hits_carry_the_contract_fields_best_first(srv: ServerProcess) ->
 def test_search_snippet_wraps_each_match_in_bold_and_comes_from_the_text(srv: ServerProcess) -> None:
     """The snippet shows the text around the first match, every match wrapped in **, at most ~200 characters."""
     hits = {h["title"]: h for h in srv.result("search_transcripts", {"query": "budget", "limit": 50})["hits"]}
-    meeting = hits["Team meeting"]["snippet"]
-    assert meeting.count("**budget**") == 2
-    assert meeting.replace("**", "") == DATA.row("Team meeting").raw_text
-    long = srv.result("search_transcripts", {"query": "word2000"})["hits"][0]["snippet"]
+    # A meeting's matches are quoted by its moments, each in bold; no snippet says them again.
+    said = [m["snippet"] for m in hits["Team meeting"]["moments"]]
+    assert said
+    assert all("**budget**" in m for m in said)
+    assert "snippet" not in hits["Team meeting"]
+    long_hit = srv.result("search_transcripts", {"query": "word2000"})["hits"][0]
+    [moment] = long_hit["moments"]  # one segment, the whole text: its moment quotes around the match
+    long = moment["snippet"]
     assert "**word2000**" in long
     assert long.startswith("…")
     assert long.endswith("…")
     assert len(long.replace("**", "")) <= 205
     assert long.replace("**", "").strip("…") in LONG_TEXT
-    accent = srv.result("search_transcripts", {"query": "cafe"})["hits"][0]["snippet"]
+    accent_hit = srv.result("search_transcripts", {"query": "cafe"})["hits"][0]
+    accent = accent_hit.get("snippet") or " ".join(m["snippet"] for m in accent_hit["moments"])
     assert "**café**" in accent
     assert "**CAFE**" in accent
 
 
-def test_search_segment_is_the_first_matching_segment(srv: ServerProcess) -> None:
-    """segment points at the first segment that matches, with its time and speaker; null when none does."""
+def test_search_moments_are_the_matching_segments(srv: ServerProcess) -> None:
+    """Moments point at the segments that match, with their time and speaker; none (a snippet) when none does."""
     row = DATA.row("Team meeting")
     budget = next(
         h for h in srv.result("search_transcripts", {"query": "budget"})["hits"] if h["transcript_id"] == row.id
     )
     whole = srv.result("get_transcript", {"id": row.id, "include_segments": True})
     second = whole["segments"][1]
-    assert budget["segment"] == {k: second[k] for k in ("seq", "start_ms", "end_ms", "speaker")}
-    assert budget["segment"]["seq"] == 1
-    assert budget["segment"]["speaker"] == "Ben"
+    moment = next(m for m in budget["moments"] if m["seq"] == 1)
+    assert {k: moment[k] for k in ("seq", "start_ms", "end_ms", "speaker")} == {
+        k: second[k] for k in ("seq", "start_ms", "end_ms", "speaker")
+    }
+    assert moment["speaker"] == "Ben"
     roadmap = next(
         h for h in srv.result("search_transcripts", {"query": "roadmap"})["hits"] if h["transcript_id"] == row.id
     )
-    assert roadmap["segment"]["seq"] == 2
+    assert roadmap["moments"][0]["seq"] == 2
     title_only = srv.result("search_transcripts", {"query": "meeting"})["hits"]
-    assert [h["segment"] for h in title_only if h["transcript_id"] == row.id] == [None]
+    [found] = [h for h in title_only if h["transcript_id"] == row.id]
+    assert found["moments"] == []
+    assert found["snippet"]
 
 
 @pytest.mark.parametrize("limit", [1, 2, 5])

@@ -21,22 +21,23 @@ from magnotia_mcp.protocol.server import Method, Server
 from magnotia_mcp.tools import hints
 from magnotia_mcp.tools.base import ToolContext
 from magnotia_mcp.tools.catalog import TOOLS
+from magnotia_mcp.tools.schema import TIME_HELP
 
 if TYPE_CHECKING:
     from magnotia_mcp.store.pool import Store
 
 JSON = dict[str, Any]
 
+# Said once here what the definitions, which a host sends with every request, would otherwise repeat: the forms
+# of a time (TIME_HELP) and how a model gets the most from a call (the assistant set measured each).
 INSTRUCTIONS = (
-    "Read-only access to the user's Magnotia history: transcripts of their dictations and meetings, "
-    "and the tasks extracted from them. Everything stays on the user's machine. "
-    "Find transcripts with search_transcripts (keywords or a plain question; most relevant first, each hit "
-    "with the moments it was said) or list_transcripts (newest first, filter by since/until/source); "
-    "read one with get_transcript. Long text comes in "
-    "windows: while next_offset is not null, call get_transcript again with offset=next_offset; "
-    "start_ms/end_ms read what was said between two times of a recording. "
-    "Lists return next_cursor: pass it back as cursor for the next page. list_tasks shows action items, "
-    "open first and soonest due first. Times are UTC (RFC 3339)."
+    "Read-only access to the user's Magnotia history: transcripts of their dictations and meetings, and the tasks "
+    "extracted from them. search_transcripts matches words (any ending, case or accent), not meaning: put the "
+    "words the speakers would have used, synonyms and translations into the store's languages into one query "
+    "joined with OR. To find what was said inside one transcript (a long meeting), search with its transcript_id "
+    "rather than reading it. Hits and lists say who spoke and for how long; list_transcripts filters by speaker, "
+    "list_tasks by words (query). Pass next_cursor back as cursor for more; get_transcript reads on with "
+    f"offset=next_offset. Times (since, until, due_before): {TIME_HELP}. Times in answers are UTC."
 )
 
 

@@ -1,4 +1,4 @@
-"""Search hits shaped for the answer: snippet, the terms matched, the best moments and the first matching segment.
+"""Search hits shaped for the answer: the terms matched, the best moments (else a snippet), each said once.
 
 The shape is what ``tools/search.py``'s output schema describes (it stays there:
 ``tools/list`` needs it at start-up, before the query language is loaded). The
@@ -47,6 +47,7 @@ async def shape(
     read, nor their moments by words looked for.
     """
     hits: list[dict[str, Any]] = []
+    shown: set[str] = set()  # what the moments of the hits so far quote (_lean)
     # Texts and segments are read a few hits at a time: the whole text of 50 long
     # meetings at once would set the server's peak memory.
     for start in range(0, len(ranked), HIT_BATCH):
@@ -69,10 +70,28 @@ async def shape(
                 hit = _shaped(matcher, c, *_matched_and_snippet(matcher, c, columns), segs.get(c.id, []))
             if decorate is not None:
                 await decorate(hit)
+            _lean(hit, shown)
             hits.append(hit)
             if enough is not None and enough(hits):
                 return hits
     return hits
+
+
+def _lean(hit: dict[str, Any], shown: set[str]) -> None:
+    """Nothing the model reads twice: a hit with moments has no snippet (they quote where it matched, with time
+    and speaker), and a moment that quotes what a hit above already quoted is left out (filler a broad query
+    finds in every meeting), unless it is the hit's only one. shown: what the moments above quoted."""
+    moments = hit["moments"]
+    if not moments:
+        return
+    fresh = [m for m in moments if _quoted(m) not in shown]
+    hit["moments"] = fresh or moments[:1]
+    shown.update(_quoted(m) for m in hit["moments"])
+    del hit["snippet"]
+
+
+def _quoted(moment: dict[str, Any]) -> str:
+    return fold(moment["snippet"].replace("**", "")).strip(" …")
 
 
 def _matched_and_snippet(
@@ -101,7 +120,6 @@ def _matched_and_snippet(
 def _shaped(
     matcher: Matcher, c: Candidate, matched: list[bool], snippet_text: str, segments: list[sqlite3.Row]
 ) -> dict[str, Any]:
-    moments, first = _moments(matcher, segments)
     return {
         "transcript_id": c.id,
         "title": c.title,
@@ -112,8 +130,7 @@ def _shaped(
         "score": round(c.coverage + c.relevance / (1 + c.relevance), 6),
         # Each term or alternative it matched (matched: one flag per phrase), once.
         "matched_terms": matcher.query.matched_labels(matched),
-        "moments": moments,
-        "segment": first,
+        "moments": _moments(matcher, segments),
     }
 
 
@@ -150,8 +167,8 @@ def _best_snippet(matcher: Matcher, texts: list[str | None], folded: list[str | 
     return preview(next((t for t in reversed(texts) if t and t.strip()), ""), SNIPPET_CHARS)
 
 
-def _moments(matcher: Matcher, segments: list[sqlite3.Row]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    """The segments that match best (most clauses, then most hits; the earlier on ties), and the first that matches."""
+def _moments(matcher: Matcher, segments: list[sqlite3.Row]) -> list[dict[str, Any]]:
+    """The segments that match best (most clauses, then most hits; the earlier on ties)."""
     # One fold for all the segments (folding keeps offsets, so each segment is a slice of it):
     # a call per segment costs more than the folding itself.
     texts = [s["text"] or "" for s in segments]
@@ -163,10 +180,6 @@ def _moments(matcher: Matcher, segments: list[sqlite3.Row]) -> tuple[list[dict[s
     for k, counts in _segment_counts(matcher, whole, starts):
         covered = len({clause_of[i] for i, n in enumerate(counts) if n})
         scored.append(((-covered, -sum(counts), segments[k]["seq"]), k))
-    first = None
-    if scored:
-        s = segments[scored[0][1]]  # segments come in spoken order
-        first = {"seq": s["seq"], "start_ms": s["start_ms"], "end_ms": s["end_ms"], "speaker": s["speaker"]}
     scored.sort(key=lambda item: item[0])
     moments = []
     for _, k in scored[:MOMENTS]:
@@ -181,7 +194,7 @@ def _moments(matcher: Matcher, segments: list[sqlite3.Row]) -> tuple[list[dict[s
                 "snippet": found or preview(s["text"]),
             }
         )
-    return moments, first
+    return moments
 
 
 def segment_moment(s: sqlite3.Row) -> dict[str, Any]:

@@ -98,23 +98,20 @@ def hint(found: str, query: Query, held: JSON, filtered: bool) -> JSON:
     elif found == "nothing":
         said = "No transcript matches these words" + (" within the filters." if filtered else ".")
     else:
-        said = f"No transcript matches more than half of the {n} words; every hit is a weak, partial match."
+        said = f"Every hit matches at most half of the {n} words: weak matches."
     if held["semantic_index"]:
         said += " The semantic index found nothing close in meaning either."
     else:
-        said += (
-            " Search matches words (any ending, any case or accent), not meanings; this store has no semantic index"
-            " (the user can build one: magnotia-mcp index)."
-        )
-    tries = ["other words: the ones the speakers would have said (synonyms, names, numbers), and fewer of them"]
+        said += " Search matches words, not meanings (no semantic index: the user can build one, magnotia-mcp index)."
+    tries = ["other words the speakers would have said (synonyms, names, numbers), joined with OR"]
     languages = [lang for lang in held["languages"] if lang["language"] is not None]
     if len({lang["name"] for lang in languages}) > 1:
-        tries.append(f"the meeting's language: the transcripts are in {_listed(languages)}; ask in that language")
+        tries.append(f"translations: the transcripts are in {_listed(languages)}; add those languages' words with OR")
     span = f"{_day(held['first_at'])} to {_day(held['last_at'])}" if held["first_at"] else "nothing yet"
     if filtered:
         tries.append(f"wider filters (since/until, source, speaker): the store spans {span}")
     else:
-        tries.append(f"a time filter (since/until; the store spans {span}), or list_transcripts to browse by title")
+        tries.append(f"a time filter (since/until; the store spans {span})")
     return {"found": found, "message": said, "store": held, "try": tries}
 
 
@@ -122,13 +119,10 @@ def languages_sentence() -> str:
     """For the server's instructions: the languages of the store once known, else how languages work here."""
     named = [lang for lang in _latest[0]["languages"] if lang["language"] is not None] if _latest else []
     if len({lang["name"] for lang in named}) > 1:
-        return f" The transcripts are in {_listed(named)}: search in the language a meeting was held in."
+        return f" The transcripts are in {_listed(named)}: search in each language a meeting may have been held in."
     if named:
         return f" The transcripts are in {named[0]['name']}."
-    return (
-        " Transcripts may be in several languages: search in the language a meeting was held in (a search"
-        " that finds little says which languages the store holds)."
-    )
+    return " Transcripts may be in several languages (a search that finds little says which)."
 
 
 def _guess(text: str) -> str | None:

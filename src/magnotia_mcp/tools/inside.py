@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # annotations only: the query language loads on the first sea
 TRANSCRIPT_ID = {
     "type": "string",
     "minLength": 1,
-    "description": "Search inside this transcript only: all its matching moments in spoken order, paged.",
+    "description": "Search inside this transcript: all its matching moments, in order.",
 }
 # A moment of a transcript without segments: a snippet of its text, and the character it starts at.
 TEXT_MOMENT = schema.record({"offset": schema.INTEGER, "snippet": schema.STRING})
@@ -105,7 +105,7 @@ PAGE = 50  # moments a page holds at most: limit's bound
 
 
 def _hit(row: sqlite3.Row, query: Query, matched: list[bool], moments: list[dict[str, Any]]) -> dict[str, Any]:
-    """The transcript as the one hit: its moments say where it matched, so no snippet nor segment repeats them."""
+    """The transcript as the one hit: its moments say where it matched, so no snippet repeats them."""
     from magnotia_mcp.search.ranking import candidate
 
     c = candidate(row)
@@ -114,11 +114,9 @@ def _hit(row: sqlite3.Row, query: Query, matched: list[bool], moments: list[dict
         "title": c.title,
         "created_at": c.created_at,
         "source": c.source,
-        "snippet": "",
         "score": float(sum(query.clauses_hit(matched))),  # the terms matched: one transcript has no relevance to rank
         "matched_terms": query.matched_labels(matched),
         "moments": moments,
-        "segment": None,
     }
 
 

@@ -24,7 +24,7 @@ TIME_HELP = (
 STRING: Schema = {"type": "string"}
 INTEGER: Schema = {"type": "integer"}
 SOURCE: Schema = {"type": "string", "enum": SOURCES}
-CURSOR: Schema = {"type": "string", "description": "next_cursor from the previous page; omit for the first page."}
+CURSOR: Schema = {"type": "string", "description": "next_cursor of the previous page."}
 NEXT_CURSOR: Schema = {"type": ["string", "null"], "description": "Pass as cursor for the next page; null on the last."}
 
 
@@ -53,8 +53,8 @@ def list_of(item: Schema) -> Schema:
     return {"type": "array", "items": item}
 
 
-def source(what: str) -> Schema:
-    return {"type": "string", "enum": SOURCES, "description": f"Only {what} of this kind."}
+def source() -> Schema:
+    return {"type": "string", "enum": SOURCES, "description": "Only this kind."}
 
 
 def limit(high: int, default: int, what: str) -> Schema:
@@ -62,7 +62,12 @@ def limit(high: int, default: int, what: str) -> Schema:
 
 
 def time(what: str) -> Schema:
-    return {"type": "string", "description": f"{what} this time. Accepts {TIME_HELP}."}
+    """A time argument: its description names the common forms; the server's instructions give them all (TIME_HELP),
+    once, where the definitions would repeat them in every time argument of every request."""
+    return {"type": "string", "description": f"{what}: 2026-05-09, 2026-05, yesterday, last week, 7d or RFC 3339."}
+
+
+UNTIL: Schema = {"type": "string", "description": "Created before (same forms as since)."}
 
 
 # What a result that used a time filter echoes: the UTC span the filter meant, null for an open end.
@@ -87,9 +92,7 @@ def max_tokens() -> Schema:
         "minimum": MIN_TOKENS,
         "maximum": MAX_TOKENS,
         "default": DEFAULT_TOKENS,
-        "description": f"Keep the whole answer within this many tokens (estimated from above: CJK and emoji "
-        f"count more than English), {MIN_TOKENS}-{MAX_TOKENS}. What does not fit is left for the next call: "
-        "see note.",
+        "description": "Token budget of the answer.",
     }
 
 

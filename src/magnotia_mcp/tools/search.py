@@ -250,44 +250,31 @@ SEMANTIC = {
 SEARCH_TRANSCRIPTS = Tool(
     "search_transcripts",
     "Search transcripts",
-    "Find the user's transcripts about something, most relevant first. Send keywords or a plain question "
-    '("what did we decide about the mobile launch"): words like what/did/we/about/the are ignored, plurals and '
-    "other endings match (plans finds plan), case and accents do not matter, and a transcript does not need "
-    "every word: those matching more of them rank first, then by BM25 relevance (title words count more). "
-    '"a quoted phrase" must appear as written; word* matches a prefix; a OR b accepts either; '
-    'title:word or title:"a phrase" matches titles only. Each hit has '
-    "a snippet (matches in **bold**), the terms it matched, and up to 3 moments (the best-matching "
-    "segments, with time and speaker) to cite, or to read around with get_transcript(start_ms=...). "
-    "sort=newest/oldest lists every transcript that has all the terms in time order instead. "
-    "speaker restricts the search to what one speaker said. Search matches words; where the user built a "
-    "semantic index (the answer's semantic says), it also finds by meaning (other words, other languages), each "
-    "hit saying matched_by. When it finds nothing or only weak partial matches, the answer has a hint with the "
-    "store's languages, its time span and what to try next (other words, the meeting's language, a time filter).",
+    "Find transcripts by words, best first (a hit need not have every word; endings, case and accents do not "
+    'matter). Syntax: "a phrase", word*, a OR b, title:word. It matches words, not meaning: join synonyms and '
+    "translations into the store's languages with OR. Hits carry a snippet, matched_terms, speakers, duration_ms "
+    "and up to 3 moments (start_ms, speaker). With transcript_id: every matching moment of that transcript.",
     schema.arguments(
         {
-            "query": {"type": "string", "minLength": 1, "maxLength": 500, "description": "What to look for."},
-            "limit": schema.limit(MAX_HITS, 10, "How many hits, 1-50."),
+            "query": {"type": "string", "minLength": 1, "maxLength": 500, "description": "Words or a question."},
+            "limit": schema.limit(MAX_HITS, 10, "How many hits."),
             "sort": {
                 "type": "string",
                 "enum": ["relevance", "newest", "oldest"],
                 "default": "relevance",
-                "description": "relevance: best match first; newest/oldest: every term required, in time order.",
+                "description": "newest/oldest: every term required, in time order.",
             },
             "speaker": {
                 "type": "string",
                 "minLength": 1,
                 "maxLength": 200,
-                "description": "Only what this speaker said (their label, e.g. Ana; case and accents ignored).",
+                "description": "Only what this speaker said.",
             },
-            "since": schema.time("Only transcripts created at or after"),
-            "until": schema.time("Only transcripts created before"),
-            "source": schema.source("transcripts"),
+            "since": schema.time("Created at or after"),
+            "until": schema.UNTIL,
+            "source": schema.source(),
             "transcript_id": inside.TRANSCRIPT_ID,
-            "cursor": {
-                "type": "string",
-                "description": "next_cursor from an answer cut to fit max_tokens, with the same query and "
-                "filters: the rest of its hits.",
-            },
+            "cursor": {"type": "string", "description": "next_cursor of the previous answer (same query)."},
             "max_tokens": schema.max_tokens(),
         },
         required=("query",),
@@ -319,7 +306,6 @@ SEARCH_TRANSCRIPTS = Tool(
                         "moments": schema.list_of(
                             {"anyOf": [schema.record({**_TIME, "snippet": schema.STRING}), inside.TEXT_MOMENT]}
                         ),
-                        "segment": schema.record(_TIME, nullable=True),
                         "matched_by": {
                             "type": "string",
                             "enum": ["words", "meaning", "both"],
@@ -332,7 +318,7 @@ SEARCH_TRANSCRIPTS = Tool(
                         "speakers": schema.SPEAKERS,
                         "duration_ms": schema.nullable("integer"),
                     },
-                    optional=("matched_by", "similarity"),
+                    optional=("snippet", "matched_by", "similarity"),
                 )
             ),
             "moments_found": inside.MOMENTS_FOUND,

@@ -68,26 +68,25 @@ def _cursor_after(task: dict[str, Any]) -> str:
 LIST_TASKS = Tool(
     "list_tasks",
     "List tasks",
-    "List the action items Magnotia extracted from the user's transcripts: open before done, then by due "
-    "date (undated last), then newest first. Filter by words, status, source transcript or due date; page with "
-    "cursor.",
+    "List the tasks extracted from the user's transcripts, open first, soonest due first, each with its "
+    "transcript's title, date and source. Filter by words, status, transcript or due date.",
     schema.arguments(
         {
             "status": {
                 "type": "string",
                 "enum": ["open", "done", "all"],
                 "default": "all",
-                "description": "Which tasks: open, done, or all.",
+                "description": "open, done or all.",
             },
             "query": {
                 "type": "string",
                 "minLength": 1,
                 "maxLength": 500,
-                "description": "Only tasks whose title or notes match, as in search_transcripts.",
+                "description": "Words in the title or notes, as in search_transcripts.",
             },
-            "transcript_id": {"type": "string", "description": "Only tasks extracted from this transcript."},
-            "due_before": schema.time("Only tasks due before"),
-            "limit": schema.limit(100, 50, "Page size, 1-100."),
+            "transcript_id": {"type": "string", "description": "Only this transcript's tasks."},
+            "due_before": schema.time("Due before"),
+            "limit": schema.limit(100, 50, "Page size."),
             "cursor": schema.CURSOR,
             "max_tokens": schema.max_tokens(),
         }

@@ -55,24 +55,23 @@ async def _list_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[str,
 LIST_TRANSCRIPTS = Tool(
     "list_transcripts",
     "List transcripts",
-    "List the user's Magnotia transcripts (dictations, meetings, imported files), newest first, "
-    "with a short preview of each. Filter by time, kind or speaker; page with cursor. "
-    "Use get_transcript for the full text.",
+    "List the user's transcripts newest first, each with its speakers, duration and a preview. "
+    "Filter by time, source or speaker.",
     schema.arguments(
         {
-            "limit": schema.limit(100, 20, "Page size, 1-100."),
+            "limit": schema.limit(100, 20, "Page size."),
             "cursor": schema.CURSOR,
-            "since": schema.time("Only transcripts created at or after"),
-            "until": schema.time("Only transcripts created before"),
-            "source": schema.source("transcripts"),
+            "since": schema.time("Created at or after"),
+            "until": schema.UNTIL,
+            "source": schema.source(),
             "speaker": {
                 "type": ["string", "array"],
                 "items": {"type": "string"},
                 "minItems": 1,
                 "maxItems": 10,
-                "description": "Only transcripts where this speaker (or each of these) spoke, e.g. Ana.",
+                "description": "Only where this speaker (each of these) spoke.",
             },
-            "previews": {"type": "boolean", "description": "false leaves previews out."},
+            "previews": {"type": "boolean", "description": "false: no previews."},
             "max_tokens": schema.max_tokens(),
         }
     ),
@@ -131,50 +130,42 @@ async def _get_transcript(ctx: ToolContext, args: dict[str, Any]) -> dict[str, A
 GET_TRANSCRIPT = Tool(
     "get_transcript",
     "Read a transcript",
-    "Read one transcript by id: its details, a window of its text, and the tasks extracted from it. "
-    "Long text comes in windows: when next_offset is not null, call again with offset=next_offset. "
-    "A window is also cut to keep the answer within max_tokens (truncated and note say so). "
-    "To read what was said between two moments of a recording, give start_ms/end_ms instead of offset. "
-    "Set include_segments for time-stamped, speaker-labelled pieces of the window.",
+    "Read one transcript: details, tasks and a window of its text; read on with offset=next_offset. "
+    "start_ms/end_ms read what was said between two times of the recording.",
     schema.arguments(
         {
             "id": {
                 "type": "string",
-                "description": "The transcript's id, from list_transcripts or search_transcripts.",
+                "description": "The transcript's id.",
             },
             "format": {
                 "type": "string",
                 "enum": ["formatted", "raw"],
                 "default": "formatted",
-                "description": "formatted: the app's LLM-formatted text (raw where not formatted yet); "
-                "raw: verbatim speech-to-text.",
+                "description": "raw: the speech-to-text as heard.",
             },
             "offset": {
                 "type": "integer",
                 "minimum": 0,
                 "default": 0,
-                "description": "First character of the window (use next_offset from the previous call).",
+                "description": "First character of the window.",
             },
             "start_ms": {
                 "type": "integer",
                 "minimum": 0,
-                "description": "Instead of offset: start the window where what was said at this time "
-                "(milliseconds into the recording, e.g. 7800000 for 2:10:00) begins.",
+                "description": "Instead of offset: from what was said at this time (ms into the recording).",
             },
             "end_ms": {
                 "type": "integer",
                 "minimum": 1,
-                "description": "With start_ms (or alone, from the start): end the window with what was said "
-                "before this time; max_chars still applies.",
+                "description": "Up to what was said before this time (ms).",
             },
-            "max_chars": schema.limit(
-                100000, 20000, "Window size in characters, 1-100000; max_tokens may cut the window shorter."
-            ),
+            "max_chars": schema.limit(100000, 20000, "Window size in characters."),
             "max_tokens": schema.max_tokens(),
             "include_segments": {
                 "type": "boolean",
                 "default": False,
-                "description": "Also return the time-stamped segments that overlap the window.",
+                "description": "Add the window's timed, speaker-labelled segments.",
             },
         },
         required=("id",),

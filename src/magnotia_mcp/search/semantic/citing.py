@@ -75,10 +75,7 @@ async def cite(how: dict[str, MatchedBy], near: Near, segments: PageSegments, hi
     cited = list({g[i]["seq"]: hits.segment_moment(g[i]) for g, i in zip(groups, picks, strict=True)}.values())
     if how[tid] == "meaning":  # shaped without its segments (shape's cited): its moments are these
         hit["moments"] = cited
-        if cited:
-            hit["snippet"] = cited[0]["snippet"]
-            hit["segment"] = {k: cited[0][k] for k in ("seq", "start_ms", "end_ms", "speaker")}
-        elif found.chunks and found.chunks[0].piece is not None:
+        if not cited and found.chunks and found.chunks[0].piece is not None:
             # A text without segments (a dictation kept as text, an imported file): no moment has a time to
             # cite, so the snippet is the passage that matched, not the opening shape fell back to.
             passage = await segments.piece(tid, found.chunks[0].piece)
