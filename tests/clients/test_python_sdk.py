@@ -336,8 +336,8 @@ def test_the_sdk_client_reads_odd_rows_and_tool_errors(launcher: Launcher, odd_s
     assert out["window"]["next_offset"] == 10
     assert out["get"]["speakers"] == out["window"]["speakers"] == ["Ana", "Ben"]
     assert [h["title"] for h in out["search"]["hits"]] == ["Pricing meeting"]
-    assert "**pricing**" in out["search"]["hits"][0]["snippet"]
-    assert out["search"]["hits"][0]["segment"]["speaker"] == "Ana"
+    assert "**pricing**" in out["search"]["hits"][0]["moments"][0]["snippet"]
+    assert out["search"]["hits"][0]["moments"][0]["speaker"] == "Ana"
     assert out["accents"]["hits"][0]["title"] == "Pricing meeting"
     # Odd syntax is never an error: 'NEAR( "cafe' is the terms NEAR and cafe; the meeting has one of them.
     assert [(h["title"], h["matched_terms"]) for h in out["odd"]["hits"]] == [("Pricing meeting", ["cafe"])]

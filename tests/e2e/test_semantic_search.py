@@ -132,7 +132,7 @@ def test_paraphrase_and_other_languages_are_found_by_meaning(
     moment = hit["moments"][0]  # the segment to cite: when, and who said it
     assert (moment["seq"], moment["speaker"], moment["start_ms"]) == (0, "Jonas", 0)
     assert moment["snippet"].startswith("Ich übernehme im Januar")
-    assert hit["segment"] == {k: moment[k] for k in ("seq", "start_ms", "end_ms", "speaker")}
+    assert "snippet" not in hit  # the moment quotes it
     # Who spoke there and how long it ran, as get_transcript says, on every hit whatever found it.
     for found in result["hits"]:
         whole = checked_result(server, "get_transcript", {"id": found["transcript_id"]})
@@ -188,7 +188,7 @@ def test_a_speaker_is_found_by_what_they_meant(store: Path, start_server: Start,
     hit = said["hits"][0]
     assert hit["matched_by"] == "meaning"
     assert [(m["speaker"], m["seq"]) for m in hit["moments"]] == [("Jonas", 0)]
-    assert hit["snippet"].startswith("Ich übernehme im Januar")
+    assert hit["moments"][0]["snippet"].startswith("Ich übernehme im Januar")
     # Labels match without case or accents; Jonas's own meeting is no hit for Chloé.
     about = search(server, query="who takes over as engineering lead", speaker="chloe")
     assert stores.LEAD in ids(about)
@@ -519,7 +519,7 @@ def test_a_text_without_segments_is_shown_by_the_passage_that_matched(
     for hit in result["hits"]:
         assert hit["matched_by"] == "meaning"
         assert hit["snippet"] == passage, hit
-        assert (hit["moments"], hit["segment"]) == ([], None)  # no time to cite: none is made up
+        assert hit["moments"] == []  # no time to cite: none is made up
 
 
 def test_what_was_edited_since_the_index_is_cited_as_it_reads_now(
@@ -562,8 +562,8 @@ def test_what_was_edited_since_the_index_is_cited_as_it_reads_now(
     hits = {hit["transcript_id"]: hit for hit in result["hits"]}
     assert sorted(hits) == sorted([moved, formatted]), result
     assert hits[moved]["matched_by"] == "meaning"
-    assert hits[moved]["segment"] == {"seq": 3, "start_ms": 15000, "end_ms": 19000, "speaker": "Ana"}
-    assert (hits[moved]["moments"][0]["seq"], hits[moved]["snippet"]) == (3, passage)
+    cited = hits[moved]["moments"][0]
+    assert cited == {"seq": 3, "start_ms": 15000, "end_ms": 19000, "speaker": "Ana", "snippet": passage}
     assert (hits[formatted]["matched_by"], hits[formatted]["snippet"]) == ("meaning", passage)
     assert all(hit["similarity"] >= 0.3 for hit in hits.values())  # scored on what they say now
 
