@@ -222,6 +222,15 @@ def test_a_dictation_without_segments_gives_snippets_at_offsets_get_transcript_r
     assert client.search({"query": "budget", "transcript_id": DICTATION, "speaker": "Dana"})["hits"] == []
 
 
+def test_a_title_term_matches_no_moment(client: Client) -> None:
+    """title:... restricts a term to titles: inside one transcript it matches none of its segments, with or without
+    the index (the index's segment table has no title to filter on: it once answered -32603)."""
+    alone = client.search({"query": "title:offsite", "transcript_id": MEETING})
+    assert (alone["hits"], alone["moments_found"]) == ([], 0)
+    moments, _ = _pages(client, {"query": "title:offsite OR hiring", "transcript_id": MEETING, "limit": 50})
+    assert [m["seq"] for m in moments] == [m["seq"] for m in _expected(_hiring)]
+
+
 def test_no_transcript_or_one_in_the_trash_is_not_found(client: Client) -> None:
     for tid in ("no-such-id", TRASHED):
         said = client.error({"query": "hiring", "transcript_id": tid})

@@ -163,7 +163,7 @@ def check_hits(shape: Shape, result: dict[str, Any]) -> list[str]:
         # Meaning speaks of the hits it found: a similarity for those, none for a hit by words alone.
         assert ("similarity" in hit) == (hit["matched_by"] != "words"), hit
         if hit["matched_by"] == "meaning":  # what matched is shown: its moments, else its passage or its title
-            assert hit["snippet"].strip(), hit
+            assert hit["moments"] or hit["snippet"].strip(), hit
             if not hit["moments"]:
                 event("a hit found by meaning, shown by its passage or title")
     return ids

@@ -130,8 +130,9 @@ async def _matching(db: Reader, matcher: Matcher, tid: str, span: tuple[int, int
     key = (tid, matcher.query.text, speaker)
     found: Found | None = kept.get(key)
     if found is None:
-        match = matcher.query.fts_at_least(1) if db.info.has_segment_fts else None
-        said = await windows.said_in(db, tid, span, match)
+        text = matcher.query.text_fts()  # a term written title:... matches no segment
+        match = text if db.info.has_segment_fts else None
+        said = await windows.said_in(db, tid, span, match) if text is not None else []
         if speaker is not None:
             labels: dict[str | None, str | None] = {}  # a meeting has a handful of labels: each folded once
             said = [s for s in said if labels.setdefault(s["speaker"], fold_label(s["speaker"])) == speaker]
