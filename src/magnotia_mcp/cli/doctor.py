@@ -11,12 +11,14 @@ import os
 import shlex
 import shutil
 import sqlite3
+import stat
 import sys
 from pathlib import Path
 from typing import Any
 
 from magnotia_mcp import __version__
 from magnotia_mcp.errors import StoreError
+from magnotia_mcp.filemodes import read_capped
 from magnotia_mcp.install import edit
 from magnotia_mcp.install.hosts import HOSTS, config_path
 from magnotia_mcp.install.jsonc import NotEditable
@@ -108,11 +110,74 @@ def semantic_index(store: Path, live: int | None) -> dict[str, Any]:
     """The state of the store's semantic index (magnotia-mcp index) and whether the extra that uses it is installed."""
     import importlib.util
 
-    from magnotia_mcp.search.semantic.indexfile import state
-
     extra = all(importlib.util.find_spec(name) is not None for name in ("numpy", "tokenizers", "marisa_trie"))
     simd = importlib.util.find_spec("simsimd") is not None  # the extra's where it has a wheel; numpy scores without
-    return {**state(store, live), "extra_installed": extra, "simd_scoring": simd}
+    return {**index_state(store, live), "extra_installed": extra, "simd_scoring": simd}
+
+
+def index_state(store: Path, live: int | None) -> dict[str, Any]:
+    """Where the index is, whether it can be used (as a search would judge it: the same checks, and the width of
+    its vectors against its model's), and how much of the store it covers.
+
+    live: how many transcripts (not in the trash) the store holds, when it could be read.
+    """
+    from magnotia_mcp.search.semantic import indexfile
+
+    path = indexfile.location(store)
+    out: dict[str, Any] = {"path": str(path)}
+    rebuild = "run `magnotia-mcp index` to rebuild it"
+    try:
+        found = indexfile.open_existing(store)
+    except OSError as exc:
+        return {**out, "state": "unusable", "why": f"it cannot be read ({exc.strerror})"}
+    except indexfile.Unsafe as exc:  # its fix is the message's, not a rebuild
+        return {**out, "state": "unusable", "why": str(exc)}
+    except indexfile.Unusable as exc:
+        return {**out, "state": "unusable", "why": f"{exc}; {rebuild}"}
+    if found is None:
+        return {**out, "state": "absent"}
+    conn, meta = found
+    try:
+        docs, pieces = conn.execute("SELECT count(*), coalesce(sum(chunks), 0) FROM docs").fetchone()
+    finally:
+        conn.close()
+    width = model_width(Path(meta.get("model_path", "")))
+    if width is not None and str(width) != meta["dims"]:
+        why = f"it holds vectors of {meta['dims']} dimensions where its model gives {width}; {rebuild}"
+        return {**out, "state": "unusable", "why": why}
+    complete = live is not None and docs >= live and meta.get("complete") == "1"
+    return {
+        **out,
+        "state": "ready" if complete else "partial",
+        "transcripts": docs,
+        "of": live,
+        "chunks": pieces,
+        "model": meta.get("model_name", ""),
+        "model_path": meta.get("model_path", ""),
+        "speakers_listed": meta.get("speakers") == "1",
+        "bytes": sum(os.path.getsize(p) for p in (path, Path(f"{path}-wal")) if os.path.exists(p)),
+    }
+
+
+HEADER = 1 << 20  # bytes of a model file read for its header: a Model2Vec model's is a few hundred
+
+
+def model_width(folder: Path) -> int | None:
+    """The width of the model's table, from its safetensors header alone (doctor loads no model); None when it
+    cannot be read here (a search then says why it cannot load it)."""
+
+    def regular(st: os.stat_result) -> None:
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("not a file")
+
+    try:
+        raw, _ = read_capped(folder / "model.safetensors", HEADER, regular)
+        size = int.from_bytes(raw[:8], "little")
+        shape = json.loads(raw[8 : 8 + size])["embeddings"]["shape"] if 8 + size <= len(raw) else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    valid = isinstance(shape, list) and len(shape) == 2 and all(type(n) is int and n > 0 for n in shape)
+    return shape[1] if valid else None  # type: ignore[index]
 
 
 def semantic_line(index: dict[str, Any]) -> str:

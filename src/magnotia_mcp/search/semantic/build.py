@@ -95,6 +95,13 @@ def _open_index(store: Path, meta: dict[str, str], report: Report, rebuild: bool
             raise indexfile.Unusable(f"it was built with another model ({old.get('model_name', '?')})")
         report.rebuilt = f"it was built with another model ({old.get('model_name', '?')})"
         return indexfile.create(store, meta)
+    if old["dims"] != meta["dims"]:  # indexfile checked it is a width: not this model's
+        conn.close()
+        why = f"it holds vectors of {old['dims']} dimensions where the model gives {meta['dims']}"
+        if not rebuild:
+            raise indexfile.Unusable(why)
+        report.rebuilt = why
+        return indexfile.create(store, meta)
     if old.get("model_path") != meta["model_path"]:
         conn.execute("UPDATE meta SET value = ? WHERE key = 'model_path'", (meta["model_path"],))
     report.complete = old.get("complete") == "1"

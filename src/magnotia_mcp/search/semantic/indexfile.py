@@ -24,10 +24,11 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import secrets
 import sqlite3
+import stat
 from pathlib import Path
-from typing import Any
 
 from magnotia_mcp import filemodes
 
@@ -75,6 +76,30 @@ DOC_COLUMNS = "id, stamp, created_at, chunks, kinds, seqs, scales, vectors"
 # 2 ...; a store may hold any integer): such a window cites no segment. Spoken windows are told by their kind, so
 # the -1 that marked the first two before also reads right (-1 is a seq a store may hold too).
 NO_SEQ = -(2**31)
+
+
+# What sqlite_master holds in an index of ours (speakers and sources may be missing in an older one), each table's SQL
+# compared without its comments and spacing: anything else (a view or a trigger where our tables are, an object we
+# never make, a column added) is refused before a row is read. A view named docs would be read without end.
+def _plain(sql: str) -> str:
+    """SQL as compared: without its comments (to the end of a line) and with single spaces."""
+    return " ".join(re.sub(r"--[^\n]*", "", sql).split())
+
+
+_LAYOUT = {
+    ("table", sql.split()[2]): (sql.split()[2], sql.strip())
+    for sql in _plain(SCHEMA + SPEAKERS + SOURCES).split(";")
+    if sql.strip()
+} | {("index", f"sqlite_autoindex_{name}_1"): (name, None) for name in ("meta", "docs")}
+# A transcript whose arrays do not hold exactly its count of windows (? is the width): never trusted, since the
+# loader sizes its arrays by those counts.
+_MISFIT = (
+    "SELECT 1 FROM docs WHERE typeof(chunks) != 'integer' OR chunks < 0 OR typeof(kinds) != 'blob'"
+    " OR typeof(seqs) != 'blob' OR typeof(scales) != 'blob' OR typeof(vectors) != 'blob' OR length(kinds) != chunks"
+    " OR length(seqs) != 8 * chunks OR length(scales) != 4 * chunks OR length(vectors) != chunks * ? LIMIT 1"
+)
+MAX_DIMS = 1 << 16  # a model's width: 256 for the default, a few thousand for the largest
+MARK_LIMIT = 4096  # bytes of a .current mark: its JSON is a few hundred
 
 
 class Unusable(Exception):
@@ -179,12 +204,22 @@ def mark_current(store: Path, store_stamp: object, index_stamp: object) -> None:
 
 def was_current(store: Path, store_stamp: object, index_stamp: object) -> bool:
     """Whether the last run that brought the index up to date, in any process, left it so with the store and
-    the index as their stamps say they are now."""
+    the index as their stamps say they are now.
+
+    Read as a mark can only be: a small regular file, not a link (O_NOFOLLOW), not waited on (a FIFO); anything
+    else is not current, and the server checks the index against the store instead.
+    """
     try:
-        mark = json.loads(_mark(store).read_text(encoding="utf-8"))
+        raw, _ = filemodes.read_capped(_mark(store), MARK_LIMIT, _small_file, follow=False)
+        mark = json.loads(raw)
     except (OSError, ValueError):
         return False
     return isinstance(mark, dict) and mark == {"store": repr(store_stamp), "index": repr(index_stamp)}
+
+
+def _small_file(st: os.stat_result) -> None:
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MARK_LIMIT:
+        raise ValueError("not a mark")
 
 
 def _mark(store: Path) -> Path:
@@ -199,23 +234,45 @@ def _connect(path: Path, *, mode: str) -> sqlite3.Connection:
 
 
 def _checked(conn: sqlite3.Connection, store: Path) -> dict[str, str]:
-    """The meta of a trustworthy index file, or Unusable saying what is wrong with it."""
+    """The meta of a trustworthy index file, or Unusable saying what is wrong with it. Its layout is checked before
+    any row is read, and every number the loader sizes an array by (the width, each row's count) before it does."""
     try:
         (app,) = conn.execute("PRAGMA application_id").fetchone()
         if app != APPLICATION_ID:
             raise Unusable("it is not a magnotia-mcp index (another program's file)")
+        _check_layout(conn)
         (check,) = conn.execute("PRAGMA quick_check").fetchone()
         if check != "ok":
-            raise Unusable(f"it is damaged ({check})")
-        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-        conn.execute(f"SELECT {DOC_COLUMNS} FROM docs LIMIT 0")  # the table this format has
+            raise Unusable(f"it is damaged ({str(check)[:200]})")
+        rows = conn.execute("SELECT key, value FROM meta")
+        meta = {k: v for k, v in rows if isinstance(k, str) and isinstance(v, str)}  # text only: a blob is no value
+        dims = meta.get("dims", "")
+        if not (dims.isascii() and dims.isdigit() and len(dims) < 7 and 0 < int(dims) <= MAX_DIMS):
+            raise Unusable(f"its vector width ({dims[:20]!r}) is not a number of dimensions")
+        if conn.execute(_MISFIT, (int(dims),)).fetchone() is not None:
+            raise Unusable("it is damaged (a transcript's arrays do not fit its count of windows)")
     except sqlite3.Error as exc:
         raise Unusable(f"it is not a readable index ({exc})") from None
     if meta.get("format") not in READ:
-        raise Unusable(f"it has format {meta.get('format')!r}, this magnotia-mcp writes {FORMAT!r}")
+        raise Unusable(f"it has format {meta.get('format', '')[:20]!r}, this magnotia-mcp writes {FORMAT!r}")
     if meta.get("store") != store_key(store):
-        raise Unusable(f"it indexes another store ({meta.get('store')!r})")
+        raise Unusable(f"it indexes another store ({meta.get('store', '')[:200]!r})")
     return meta
+
+
+def _check_layout(conn: sqlite3.Connection) -> None:
+    """Unusable unless sqlite_master holds our tables as we make them (_LAYOUT), and nothing else."""
+    held = set()
+    for kind, name, table, sql in conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"):
+        shown = f"{str(kind)[:20]} {str(name)[:60]}"
+        if (kind, name) not in _LAYOUT:
+            raise Unusable(f"it holds a {shown} this magnotia-mcp never makes")
+        if _LAYOUT[kind, name] != (table, _plain(sql) if isinstance(sql, str) else sql):
+            raise Unusable(f"its {shown} is not as this magnotia-mcp makes it")
+        held.add(name)
+    for name in ("meta", "docs"):
+        if name not in held:
+            raise Unusable(f"it has no table {name}")
 
 
 def open_existing(store: Path, *, readonly: bool = True) -> tuple[sqlite3.Connection, dict[str, str]] | None:
@@ -308,39 +365,3 @@ def remove(store: Path) -> bool:
             continue
         found = found or name == path
     return found
-
-
-def state(store: Path, live: int | None) -> dict[str, Any]:
-    """What doctor shows: where the index is, whether it can be used, and how much of the store it covers.
-
-    live: how many transcripts (not in the trash) the store holds, when it could be read.
-    """
-    path = location(store)
-    out: dict[str, Any] = {"path": str(path)}
-    try:
-        found = open_existing(store)
-    except OSError as exc:
-        return {**out, "state": "unusable", "why": f"it cannot be read ({exc.strerror})"}
-    except Unsafe as exc:  # its fix is the message's, not a rebuild
-        return {**out, "state": "unusable", "why": str(exc)}
-    except Unusable as exc:
-        return {**out, "state": "unusable", "why": f"{exc}; run `magnotia-mcp index` to rebuild it"}
-    if found is None:
-        return {**out, "state": "absent"}
-    conn, meta = found
-    try:
-        docs, pieces = conn.execute("SELECT count(*), coalesce(sum(chunks), 0) FROM docs").fetchone()
-    finally:
-        conn.close()
-    complete = live is not None and docs >= live and meta.get("complete") == "1"
-    return {
-        **out,
-        "state": "ready" if complete else "partial",
-        "transcripts": docs,
-        "of": live,
-        "chunks": pieces,
-        "model": meta.get("model_name", ""),
-        "model_path": meta.get("model_path", ""),
-        "speakers_listed": meta.get("speakers") == "1",
-        "bytes": sum(os.path.getsize(p) for p in (path, Path(f"{path}-wal")) if os.path.exists(p)),
-    }

@@ -13,7 +13,6 @@ search at 100k ~1 ms (3.3x the search by words becomes ~3.45x); smaller indexes 
 
 from __future__ import annotations
 
-import functools
 import mmap
 import os
 import sqlite3
@@ -68,7 +67,9 @@ class Loaded:
         self.created = np.zeros(0, dtype="S1")  # each transcript's created_at as the store's text, for time filters
         self.undated = np.zeros(0, dtype=np.bool_)  # those whose created_at compares otherwise (passing)
         self._sources: list[bytes] = []
-        self.sources = np.zeros(0, dtype="S1")  # each transcript's source, b"" where the index holds none (passing)
+        # Each transcript's source, b"" where the index holds none or one no search filters by (passing): any other
+        # value, held, would widen the array to its size for every transcript.
+        self.sources = np.zeros(0, dtype="S1")
         self.filled = 0  # windows added so far
         self._at: dict[str, int] | None = None  # each doc's place in docs (positions)
 
@@ -89,7 +90,7 @@ class Loaded:
         self.counts.append(n)
         self.marks.append(_mark(stamp))
         self._created.append(_dated(created))
-        self._sources.append(_source(source) if isinstance(source, str) else b"")
+        self._sources.append(_SOURCES.get(source, b"") if isinstance(source, str) else b"")
         self.filled = at + n
 
     def done(self) -> Loaded:
@@ -301,7 +302,7 @@ def _mark(stamp: object) -> int:
         return STALE
     parts = stamp.rsplit("|", 4)  # from the right: updated_at is the app's text, and may hold a "|"
     said = parts[-1].split(":", 1)[0]
-    if len(parts) != 5 or not said.isdigit():
+    if len(parts) != 5 or not (said.isascii() and said.isdigit() and len(said) < 19):  # what int() reads, in int64
         return STALE
     return mark(parts[0], parts[3] != "-1", int(said))  # a formatted text's length, or -1 for none
 
@@ -325,10 +326,8 @@ def _dated(created: object) -> bytes:
     return b""
 
 
-@functools.lru_cache(maxsize=64)
-def _source(source: str) -> bytes:
-    """A source as the index's array holds it: a store has a few, each held by many transcripts (one object each)."""
-    return source.encode("utf-8", "surrogateescape")
+# The sources a search filters by (tools.schema.SOURCES), as the index's array holds them.
+_SOURCES = {source: source.encode() for source in ("dictation", "meeting", "file")}
 
 
 def _fits(row: tuple[Any, ...], dims: int) -> bool:

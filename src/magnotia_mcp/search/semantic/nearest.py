@@ -86,11 +86,14 @@ def _load(store: Path, stamp: tuple[object, ...]) -> Searcher:
     if found is None:
         raise Unavailable("there is no semantic index for this store; `magnotia-mcp index --model DIR` builds one")
     conn, meta = found
-    dims = int(meta.get("dims", "0"))
+    dims = int(meta["dims"])  # a width indexfile checked
     try:
-        if dims <= 0:
-            raise Unavailable("the semantic index is damaged (no width); run `magnotia-mcp index`")
         model = _load_model(meta)
+        if model.dims != dims:  # every search would fail on the vectors' sizes: never trusted
+            raise Unavailable(
+                f"the semantic index cannot be used: it holds vectors of {dims} dimensions where its model gives "
+                f"{model.dims}; run `magnotia-mcp index` to rebuild it"
+            )
         index = read(conn, path, stamp, meta, dims)
     finally:
         conn.close()
