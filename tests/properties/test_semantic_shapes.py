@@ -18,6 +18,7 @@ pipes. Then:
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -32,6 +33,7 @@ from typing import Any
 import pytest
 import static_model
 from hypothesis import event, example, given
+from hypothesis import strategies as st
 
 from magnotia_mcp.search.semantic import indexfile, loaded
 from magnotia_mcp.search.speakers import speaker_matches
@@ -39,6 +41,7 @@ from magnotia_mcp.store import embedded
 from tests.properties.conftest import budget
 from tests.properties.shapes import WORDS, Shape, shapes, write
 from tests.properties.test_store_shapes import Checked, odd_dates
+from tests.semantic import stores
 from tests.support.protocol import MODERN
 from tests.support.server import Launcher, ServerProcess, check_clean_exit
 
@@ -276,3 +279,156 @@ def test_every_store_shape_is_indexed_and_searched_by_meaning(
         raise
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+# -- hostile index files: refused or rebuilt, never trusted blindly, never a crash or a hang -------------------------
+
+DOC_COLUMNS = indexfile.DOC_COLUMNS.split(", ")
+FIRST = {"docs": "id", "meta": "key", "speakers": "speaker", "sources": "doc"}
+COLUMNS = {"docs": indexfile.DOC_COLUMNS, "meta": "key, value", "speakers": "speaker, doc, windows"}
+COLUMNS["sources"] = "doc, source"
+VALUES = st.one_of(
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.binary(max_size=200),
+    st.text(max_size=40),
+    st.floats(allow_nan=False),
+    st.just("x" * 100_000),
+)
+NAMES = st.from_regex(r"x_[a-z0-9_]{1,10}", fullmatch=True)
+TABLES = st.sampled_from(sorted(FIRST))
+
+
+def endless(table: str) -> list[str]:
+    """table replaced by a view of its columns that never ends."""
+    columns = COLUMNS[table].split(", ")
+    row = ", ".join(["1"] * len(columns))
+    return [
+        f"DROP TABLE {table}",
+        f"CREATE VIEW {table} ({', '.join(columns)}) AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n)"
+        f" SELECT {row} FROM n",
+    ]
+
+
+DAMAGES = st.one_of(
+    st.builds(lambda name, table: [f"CREATE VIEW {name} AS SELECT * FROM {table}"], NAMES, TABLES),
+    st.builds(
+        lambda name, table: [f"CREATE TRIGGER {name} AFTER INSERT ON {table} BEGIN SELECT 1; END"], NAMES, TABLES
+    ),
+    st.builds(lambda name, table: [f"CREATE INDEX {name} ON {table} ({FIRST[table]})"], NAMES, TABLES),
+    st.builds(lambda name: [f"CREATE TABLE {name} (v)"], NAMES),
+    st.builds(endless, TABLES),
+    st.builds(lambda table: [f"ALTER TABLE {table} ADD COLUMN extra BLOB"], TABLES),
+    st.builds(
+        lambda column, at, value: [
+            (
+                f"UPDATE docs SET {column} = ? WHERE id = (SELECT id FROM docs ORDER BY id LIMIT 1 OFFSET ?)",
+                value,
+                at,
+            )
+        ],
+        st.sampled_from(DOC_COLUMNS),
+        st.integers(0, 4),
+        VALUES,
+    ),
+    st.builds(
+        lambda key, value: [("UPDATE meta SET value = ? WHERE key = ?", value, key)],
+        st.sampled_from(["format", "store", "dims", "model_sha256", "model_path", "complete", "speakers"]),
+        VALUES,
+    ),
+    st.builds(lambda value: [("UPDATE sources SET source = ?", value)], VALUES),
+)
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str], bytes]:
+    """One store and its index as `index` writes it (its bytes, to start each example from)."""
+    folder = tmp_path_factory.mktemp("hostile-index")
+    db = stores.write(folder / "app" / "magnotia.db")
+    env = {"HOME": str(folder / "home"), indexfile.CACHE_ENV: str(folder / "cache")}
+    build(db, env)
+    conn = index_file(db, env)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        path = Path(conn.execute("PRAGMA database_list").fetchone()[2])
+    finally:
+        conn.close()
+    return db, env, path.read_bytes()
+
+
+def cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """A command as a process; a hang fails the test on the timeout."""
+    return subprocess.run(
+        [sys.executable, "-m", "magnotia_mcp", *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=120,
+        check=False,
+    )
+
+
+def searched(launcher: Launcher, db: Path, env: dict[str, str]) -> dict[str, Any]:
+    """A search by meaning's semantic part, answered by a fresh server (checked: no internal error, no traceback)."""
+    proc = ServerProcess(launcher.argv(db), env=env, cwd=Path(tempfile.gettempdir()))
+    try:
+        server = Checked(proc, Shape(True, [], []))
+        server.open(MODERN)
+        result = server.tool("search_transcripts", {"query": "new head of development", "limit": 3})
+        assert result is not None
+        proc.sync()
+        check_clean_exit(proc)
+    except BaseException:
+        proc.kill()
+        raise
+    said: dict[str, Any] = result["semantic"]
+    if said["used"]:
+        said["ids"] = [hit["transcript_id"] for hit in result["hits"]]
+    return said
+
+
+@pytest.mark.timeout(600)
+@budget(6)
+@given(damages=st.lists(DAMAGES, min_size=1, max_size=3))
+def test_a_hostile_index_file_is_refused_or_rebuilt(
+    launcher: Launcher, pristine: tuple[Path, dict[str, str], bytes], damages: list[list[Any]]
+) -> None:
+    """Whatever is done to the index file (objects we never make, a table become an endless view, any value in any
+    cell of its rows, meta or sources): a search answers (by meaning only if doctor trusts it too, else by words
+    saying why), doctor answers, and `index` leaves an index searched by meaning, with at most one line on why it
+    started afresh."""
+    if launcher.kind not in ("package", "script"):
+        pytest.skip("the one-file build and the image have no semantic extra")
+    db, env, original = pristine
+    conn = index_file(db, env)
+    path = Path(conn.execute("PRAGMA database_list").fetchone()[2])
+    conn.close()
+    for extra in ("-wal", "-shm", ".current"):
+        Path(f"{path}{extra}").unlink(missing_ok=True)
+    path.write_bytes(original)
+    conn = index_file(db, env)
+    try:
+        for damage in damages:
+            for statement in damage:
+                sql, *args = statement if isinstance(statement, tuple) else (statement,)
+                try:
+                    conn.execute(sql, args)
+                    conn.commit()
+                except sqlite3.Error:  # a change the file's constraints refuse (a NULL, a duplicate id): not made
+                    conn.rollback()
+    finally:
+        conn.close()
+    said = searched(launcher, db, env)
+    assert said["used"] or said["why"], said
+    shown = cli(["doctor", "--db", str(db), "--json"], env)
+    assert "Traceback" not in shown.stderr, shown.stderr
+    state = json.loads(shown.stdout)["semantic_index"]
+    event(f"doctor: {state['state']}, search by meaning: {said['used']}")
+    if state["state"] == "unusable":
+        assert not said["used"], (state, said)
+    done = build(db, env)
+    assert len([line for line in done.splitlines() if line.startswith("started afresh:")]) <= 1, done
+    assert json.loads(cli(["doctor", "--db", str(db), "--json"], env).stdout)["semantic_index"]["state"] == "ready"
+    again = searched(launcher, db, env)
+    assert again["used"] is True, again
+    assert again["ids"] == [stores.LEAD_DE], again
