@@ -20,7 +20,9 @@ pass. Windows has neither owners nor modes of this kind: these checks are skippe
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import shlex
 import stat
 import sys
@@ -37,6 +39,8 @@ _READ_FLAGS = (
     | getattr(os, "O_BINARY", 0)
 )
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+# Opened for a file created anew: never through a link planted at its name, never one already there.
+NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _CHUNK = 1024 * 1024
 
 
@@ -196,3 +200,23 @@ def _own_group(gid: int, uid: int) -> bool:
     if any(member != uid for member in primary) or any(member != name for member in group.gr_mem):
         return False
     return bool(primary or group.gr_mem)
+
+
+def replace_privately(path: Path, data: bytes) -> bool:
+    """Put data at path: written to a new file (0600) of a name no one can foresee, then renamed over path, so never
+    through a link planted at either name (a rename replaces a link, not what it points to). False where it could
+    not be written (nothing is left behind)."""
+    spare = path.with_name(f"{path.name}.{secrets.token_hex(8)}")
+    try:
+        fd = os.open(spare, NEW_FILE, 0o600)
+    except OSError:
+        return False
+    try:
+        with open(fd, "wb") as out:
+            out.write(data)
+        os.replace(spare, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            spare.unlink()
+        return False
+    return True

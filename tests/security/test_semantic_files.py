@@ -177,7 +177,24 @@ def test_an_index_another_user_planted_in_a_shared_folder_is_never_filled(db: Pa
     assert docs(place) == 0
 
 
-@pytest.mark.parametrize("suffix", ["", "-wal", "-shm", ".current"])
+def test_a_link_in_place_of_the_mark_is_replaced_never_followed(db: Path, tmp_path: Path) -> None:
+    """The .current mark only saves a comparison: a link there is not current, and the next run renames a file of
+    its own over it (the link, not its target); the index, its companions and the folder are what is refused."""
+    cache = tmp_path / "cache"
+    path = Path(f"{built(db, cache)}.current")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's own notes\n", encoding="utf-8")
+    victim.chmod(0o600)
+    path.unlink()
+    path.symlink_to(victim)
+    index(db, cache)
+    assert victim.read_text(encoding="utf-8") == "the user's own notes\n"
+    assert not path.is_symlink()
+    assert path.is_file()
+    assert doctor(db, cache)["state"] == "ready"
+
+
+@pytest.mark.parametrize("suffix", ["", "-wal", "-shm"])
 def test_a_file_of_the_index_others_may_use_or_a_link_in_its_place_is_refused(
     db: Path, tmp_path: Path, suffix: str
 ) -> None:

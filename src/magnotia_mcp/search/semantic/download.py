@@ -42,7 +42,6 @@ TIMEOUT = 60.0  # seconds without a byte before a download is given up (it can b
 # the run stops (at most TIMEOUT later, a read being under way) and what came is kept: the next run goes on.
 DEADLINE = 3 * 3600.0
 DEADLINE_ENV = "MAGNOTIA_MCP_DOWNLOAD_DEADLINE"
-_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _RESUMED = (
     os.O_RDWR | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 )
@@ -200,7 +199,7 @@ def _part(part: Path, size: int) -> tuple[hashlib._Hash, int, int]:
         os.close(fd)
     with contextlib.suppress(FileNotFoundError):
         part.unlink()
-    fd = os.open(part, _NEW, 0o600)
+    fd = os.open(part, filemodes.NEW_FILE, 0o600)
     if filemodes.POSIX:
         os.fchmod(fd, 0o600)  # the umask may have narrowed it
     return hashlib.sha256(), 0, fd

@@ -1,31 +1,20 @@
 """The semantic index: one SQLite file of our own per store, in the user's cache folder, never beside the store.
 
-Its name is a hash of the store's absolute path. Before it is trusted it must be a SQLite file
-that passes ``quick_check``, carry our application id and format, and name the same store; a
-file that fails any of these is *unusable*: ``index`` removes and rebuilds it, a search ignores it
-and says to run ``magnotia-mcp index``. Vectors are stored as int8 with one scale per window (a
-quarter of float32's size; cosine order barely moves).
-
-Tables: ``meta`` (key, value) and ``docs``, one row per indexed transcript: its id, the stamp of the
-content that was embedded, and its windows as packed arrays (kinds, the segment range each spans,
-scales, vectors), so that a server reads a 10k-transcript index as 10k rows, not 400k. ``speakers``
-lists who spoke in each (their labels folded as a search compares them) and the windows they spoke in, for
-a search restricted to a speaker: the store has no index on speakers (listing the transcripts one spoke in
-reads every segment), and a window says only which segments it spans.
-An index written before it had that table gets it from the next run that updates the index (meta
-``speakers`` is 1 once every transcript's are in). ``sources`` holds each transcript's source, for a search
-restricted to one: every run that updates the index brings it, and ``docs.created_at``, current with the store
-(an index written before it had the table gets it then; until then its transcripts may be of any source).
+Its name is a hash of the store's absolute path. It is trusted only when private (check_private), laid out as
+ours (_LAYOUT), a SQLite file that passes ``quick_check``, of our application id and format, naming the same store,
+with rows that fit their counts; otherwise it is *unusable*: ``index`` rebuilds it, a search goes by words and says
+why (docs/search.md). Vectors are int8 with one scale per window. Tables: ``meta``; ``docs``, a row per transcript
+(its stamp, date and windows as packed arrays: a 10k-transcript index is 10k rows); ``speakers``, who spoke in which
+windows (the store has no index on speakers); ``sources``, each transcript's source. An older index gets the last
+two from the next run that updates it (meta ``speakers`` is 1 once every transcript's are in).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import re
-import secrets
 import sqlite3
 import stat
 from pathlib import Path
@@ -111,10 +100,6 @@ class Unsafe(Unusable):
     never rebuilt in place; the message says the fix (check_private)."""
 
 
-# Opened for a file created anew: never through a link planted at its name, never one already there.
-NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
 def cache_folder() -> Path:
     """Where index files live: $MAGNOTIA_MCP_CACHE_DIR, else the platform's user cache folder for this server."""
     chosen = os.environ.get(CACHE_ENV, "").strip()
@@ -143,12 +128,12 @@ def location(store: Path) -> Path:
 
 def check_private(store: Path) -> None:
     """Raise Unsafe when another user could read or replace the store's index (POSIX): filemodes.private_files_problem
-    on its folder, the index, its -wal, -shm and -journal and its mark, with the fix."""
+    on its folder, the index and its -wal, -shm and -journal, with the fix. Not the .current mark: it only saves a
+    comparison, is read capped without following links (was_current), and replaced by a rename (mark_current)."""
     path = location(store)
     try:
-        problem = filemodes.private_files_problem(
-            path.parent, (path, *_companions(store)), "the semantic index", f"set ${CACHE_ENV} to a folder of your own"
-        )
+        fix, files = f"set ${CACHE_ENV} to a folder of your own", (path, *_companions(store)[:3])
+        problem = filemodes.private_files_problem(path.parent, files, "the semantic index", fix)
     except OSError as exc:
         raise Unsafe(f"the semantic index's folder cannot be checked ({exc})") from None
     if problem is not None:
@@ -184,22 +169,8 @@ def mark_current(store: Path, store_stamp: object, index_stamp: object) -> None:
     moved since (at 100k transcripts that check reads every text: 5.8 s of a core, on the first search). Best
     effort: where it cannot be written, the next server makes that check.
     """
-    mark = _mark(store)
-    # A name no one can foresee, created anew (never through a link planted there), then renamed over the mark:
-    # a rename replaces a link at the mark itself, never the file it points to.
-    spare = mark.with_name(f"{mark.name}.{secrets.token_hex(8)}")
     text = json.dumps({"store": repr(store_stamp), "index": repr(index_stamp)})
-    try:
-        fd = os.open(spare, NEW_FILE, 0o600)
-    except OSError:
-        return
-    try:
-        with open(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(spare, mark)
-    except OSError:
-        with contextlib.suppress(OSError):
-            spare.unlink()
+    filemodes.replace_privately(_mark(store), text.encode("utf-8"))
 
 
 def was_current(store: Path, store_stamp: object, index_stamp: object) -> bool:
@@ -302,7 +273,7 @@ def create(store: Path, meta: dict[str, str]) -> sqlite3.Connection:
     remove(store)
     # Created private before SQLite opens it (its -wal and -shm take the same mode): vectors tell what was said.
     # The umask may narrow 0600 (SQLite must still write it): fchmod sets it whole.
-    fd = os.open(path, NEW_FILE, 0o600)
+    fd = os.open(path, filemodes.NEW_FILE, 0o600)
     try:
         if filemodes.POSIX:
             os.fchmod(fd, 0o600)

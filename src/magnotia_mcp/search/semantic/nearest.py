@@ -90,10 +90,8 @@ def _load(store: Path, stamp: tuple[object, ...]) -> Searcher:
     try:
         model = _load_model(meta)
         if model.dims != dims:  # every search would fail on the vectors' sizes: never trusted
-            raise Unavailable(
-                f"the semantic index cannot be used: it holds vectors of {dims} dimensions where its model gives "
-                f"{model.dims}; run `magnotia-mcp index` to rebuild it"
-            )
+            why = f"it holds vectors of {dims} dimensions where its model gives {model.dims}"
+            raise Unavailable(f"the semantic index cannot be used: {why}; run `magnotia-mcp index` to rebuild it")
         index = read(conn, path, stamp, meta, dims)
     finally:
         conn.close()
