@@ -31,14 +31,22 @@ MAX_TOKENS = 20_000  # under the 25,000 it refuses by default, with room for its
 MIN_TOKENS = 1_000  # room for a transcript's details and some text
 
 _ASCII = bytes(range(128))
-_LETTERS_AND_SPACE = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ "
-_NOT_LEAD_OF_4 = bytes(range(0xF0))  # deleting these leaves the first bytes of 4-byte characters
+_WORD = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ "
+_DIGITS = b"0123456789"
+_BELOW_3 = bytes(range(0xE0))  # deleting these leaves the first bytes of 3- and 4-byte characters
+_BELOW_4 = bytes(range(0xF0))  # ... and these, the first bytes of 4-byte characters
+
+# What each kind of character costs, in 1/UNIT tokens (see the module docstring for how they were measured).
+UNIT = 120
+_RATES = {"word": 30, "digit": 80, "quote": 36, "other": 112, "two": 420, "three": 138, "four": 400}
+_WORD_UNITS, _DIGIT_UNITS, _QUOTE_UNITS, _OTHER_UNITS = (_RATES[k] for k in ("word", "digit", "quote", "other"))
+_TWO_UNITS, _THREE_UNITS, _FOUR_UNITS = (_RATES[k] for k in ("two", "three", "four"))
 
 
-# What estimate counts of a text, kept apart so that pieces' counts add up to the whole's exactly:
-# (ASCII letters and spaces, other ASCII bytes, tokens of the non-ASCII characters).
-Parts = tuple[int, int, int]
-NO_PARTS: Parts = (0, 0, 0)
+# What estimate counts of a text, kept so that pieces' counts add up to the whole's exactly:
+# its cost in 1/UNIT tokens (a tuple, so plus and NO_PARTS keep their shape if kinds are ever counted apart).
+Parts = tuple[int]
+NO_PARTS: Parts = (0,)
 
 
 def parts(text: str) -> Parts:
@@ -46,25 +54,27 @@ def parts(text: str) -> Parts:
     data = text.encode("utf-8", "surrogatepass")
     total = len(data)
     high = len(data.translate(None, _ASCII))  # bytes of non-ASCII characters
-    words = total - len(data.translate(None, _LETTERS_AND_SPACE))
-    other = total - high - words
+    words = total - len(data.translate(None, _WORD))
+    digits = total - len(data.translate(None, _DIGITS))
+    quotes = data.count(b'"')
+    other = total - high - words - digits - quotes
+    units = _WORD_UNITS * words + _DIGIT_UNITS * digits + _QUOTE_UNITS * quotes + _OTHER_UNITS * other
     if not high:
-        return (words, other, 0)
-    fours = len(data.translate(None, _NOT_LEAD_OF_4))
-    # Non-ASCII characters: one lead byte each; continuation bytes are the rest.
-    chars = len(text) - (total - high)
-    # 2-byte: 1, 3-byte: 2, i.e. (bytes - chars) per character; 4-byte: 4 (bytes - chars counts 3).
-    return (words, other, (high - chars) + fours)
+        return (units,)
+    wide = len(data.translate(None, _BELOW_3))  # 3- and 4-byte characters: one lead byte each
+    fours = len(data.translate(None, _BELOW_4))
+    chars = len(text) - (total - high)  # non-ASCII characters
+    return (units + _TWO_UNITS * (chars - wide) + _THREE_UNITS * (wide - fours) + _FOUR_UNITS * fours,)
 
 
 def plus(a: Parts, b: Parts, times: int = 1) -> Parts:
     """a and times b, counted together."""
-    return (a[0] + times * b[0], a[1] + times * b[1], a[2] + times * b[2])
+    return (a[0] + times * b[0],)
 
 
 def tokens(counts: Parts) -> int:
     """The estimate of a text from its counts."""
-    return -(-counts[0] // 3) + counts[1] + counts[2]
+    return -(-counts[0] // UNIT)
 
 
 def estimate(text: str) -> int:
@@ -79,7 +89,7 @@ def json_text(value: Any) -> str:
 
 def string_cost(value: str) -> int:
     """What a string costs inside JSON: its escapes included, its quotes left out."""
-    return estimate(json.dumps(value, ensure_ascii=False)) - 2
+    return tokens(string_parts(value))
 
 
 def prefix_within(text: str, tokens: int, inner: Parts | None = None) -> int:
@@ -94,8 +104,8 @@ def prefix_within(text: str, tokens: int, inner: Parts | None = None) -> int:
         return 0
     block, used, at = 1024, 0, 0
     if inner is not None:
-        blocks = -(-len(text) // block)  # each block's letters rounded up to a whole token: 2/3 at most
-        if (inner[0] + 2 * blocks) // 3 + inner[1] + inner[2] <= tokens:
+        blocks = -(-len(text) // block)  # each block's cost rounded up to a whole token: less than one more
+        if -(-inner[0] // UNIT) + blocks <= tokens:
             return len(text)
     while at < len(text):
         cost = string_cost(text[at : at + block])
@@ -121,9 +131,10 @@ def clip(value: str, tokens: int, mark: str = "…") -> str:
 
 
 def answer_cost(result: dict[str, Any], copies: int) -> int:
-    """Tokens a tool result costs: its text content, and its structuredContent when sent (copies=2)."""
+    """Tokens a tool result costs the model: its text content or, when also sent (copies=2), its
+    structuredContent, whichever costs more (a host shows the model one of them)."""
     cost = estimate(result_text(result))
-    return cost + estimate(json_text(result)) if copies > 1 else cost
+    return max(cost, estimate(json_text(result))) if copies > 1 else cost
 
 
 def string_parts(value: str) -> Parts:
@@ -142,7 +153,7 @@ def cost_with_string(result: dict[str, Any], copies: int, key: str, inner: Parts
     """
     frame = {**result, key: ""}
     cost = tokens(plus(parts(result_text(frame)), inner))
-    return cost + tokens(plus(parts(json_text(frame)), inner)) if copies > 1 else cost
+    return max(cost, tokens(plus(parts(json_text(frame)), inner))) if copies > 1 else cost
 
 
 class PageCost:
@@ -186,7 +197,7 @@ class PageCost:
         text, compact = self._items(k)
         if k > 1:
             text, compact = plus(text, _LINE_SEPARATOR, 1 - k), plus(compact, _COMMA, 1 - k)
-        return tokens(text) + (tokens(compact) if self._copies > 1 else 0) > budget
+        return max(tokens(text), tokens(compact) if self._copies > 1 else 0) > budget
 
     def __call__(self, result: dict[str, Any], k: int) -> int:
         frame = {**result, self._key: []}
@@ -199,7 +210,7 @@ class PageCost:
         compact = parts(json_text(frame))
         if k:
             compact = plus(compact, items_compact)
-        return tokens(text) + tokens(compact)
+        return max(tokens(text), tokens(compact))
 
 
 _OPENED = parts("\n\n  ")  # "[]" -> "[\n" items "\n  ]"

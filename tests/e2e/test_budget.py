@@ -3,10 +3,11 @@
 Claude Code warns from 10,000 tokens of tool output and refuses more than
 25,000 by default. The server holds every answer to a budget of estimated
 tokens (8,000 by default, 20,000 at most). Here each answer is measured as a
-host could see it, the text content and the serialized structuredContent
-together, with a count of the test's own that does not share the server's
-arithmetic (see ``host_tokens``), on three 10-hour meetings: Chinese and
-Japanese, emoji-heavy, and English. Reading on from where an answer was cut
+host shows it to the model, the larger of its text content and its serialized
+structuredContent, by two real tokenizers (tests/support/tokenizers.py; the
+larger count), on three 10-hour meetings: Chinese and Japanese, emoji-heavy,
+and English. Where the tokenizers are not installed the counts are not checked
+(the rest is). Reading on from where an answer was cut
 must give back the whole text, each character once.
 """
 
@@ -21,6 +22,7 @@ import pytest
 
 from devkit.storefactory import StoreBuilder, ts
 from magnotia_mcp.budget import answer_cost
+from tests.support import tokenizers
 from tests.support.protocol import LATEST_LEGACY
 from tests.support.server import ServerProcess, SharedServers
 
@@ -84,23 +86,24 @@ def srv(shared_servers: SharedServers, store: Path) -> ServerProcess:
     return shared_servers.get(store, LATEST_LEGACY)
 
 
-def host_tokens(shown: str) -> float:
-    """The test's own count of what shown may cost a host: a quarter token a UTF-8 byte, plus one more
-    for each character outside ASCII and the Latin scripts (CJK, kana, symbols, emoji code points).
+COUNTED = tokenizers.missing() is None
 
-    For CJK that is 1.75 a character and for an emoji code point 2, above what real tokenizers give
-    (about 1 to 1.5, and 1 to 3); for English about a token for each 4 characters.
-    """
-    wide = sum(1 for ch in shown if ord(ch) >= 0x0800)
-    return len(shown.encode("utf-8", "surrogatepass")) / 4 + wide
+
+def host_tokens(shown: str) -> float:
+    """shown's tokens by the larger of two real tokenizers' counts; 0 where they are not installed."""
+    return tokenizers.most(shown) if COUNTED else 0
 
 
 def tool_tokens(result: dict[str, Any]) -> float:
-    """The whole tools/call result as a host may show it: every text block and the structured content."""
+    """The tools/call result as a host shows it to the model: its text, or structuredContent's JSON instead
+    (Claude Code shows JSON.stringify(structuredContent) when there is one); the larger of the two."""
     shown = "".join(block["text"] for block in result["content"] if block["type"] == "text")
+    cost = host_tokens(shown)
     if "structuredContent" in result:
-        shown += json.dumps(result["structuredContent"], ensure_ascii=False, separators=(",", ":"))
-    return host_tokens(shown)
+        cost = max(
+            cost, host_tokens(json.dumps(result["structuredContent"], ensure_ascii=False, separators=(",", ":")))
+        )
+    return cost
 
 
 def call(srv: ServerProcess, tool: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], float]:
@@ -133,7 +136,7 @@ def test_a_window_of_a_long_meeting_stays_within_the_budget_and_says_it_was_cut(
 ) -> None:
     tid, _ = MEETINGS[kind]
     window, cost = call(srv, "get_transcript", {"id": tid, **arguments})
-    assert cost <= cap  # within the budget, by the test's own count
+    assert cost <= cap  # within the budget, by the real tokenizers' count
     assert window["max_tokens"] == cap
     offset = arguments.get("offset", 0)
     asked = min(arguments.get("max_chars", 20_000), len(RAW[kind]) - offset)

@@ -25,7 +25,7 @@ from magnotia_mcp.budget import (
 from magnotia_mcp.budget import (
     tokens as token_count,
 )
-from magnotia_mcp.text import item_line
+from magnotia_mcp.text import item_line, result_text
 
 FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466"  # 4 emoji joined by 3 ZWJ
 
@@ -34,12 +34,14 @@ FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466"  # 4 emoji
     ("text", "tokens"),
     [
         pytest.param("", 0, id="empty"),
-        pytest.param("abc def", 3, id="letters-and-spaces-a-third"),
-        pytest.param("2026-05-09", 10, id="digits-and-punctuation-one-each"),
-        pytest.param("éñü", 3, id="two-byte-one-each"),
-        pytest.param("会議の予算", 10, id="cjk-two-each"),
-        pytest.param("🎉😀", 8, id="emoji-four-each"),
-        pytest.param(FAMILY, 4 * 4 + 3 * 2, id="zwj-sequence"),
+        pytest.param("abcd efg" * 3, 6, id="letters-and-spaces-a-quarter"),
+        pytest.param("202605", 4, id="digits-two-thirds"),
+        pytest.param('""""""""""', 3, id="quotes-three-tenths"),
+        pytest.param("-:,.{}[]\n/!?:-:", 14, id="other-ascii-fourteen-fifteenths"),
+        pytest.param("éñü" * 2, 21, id="two-byte-three-and-a-half"),
+        pytest.param("会議の予算" * 4, 23, id="three-byte-one-and-a-tenth"),
+        pytest.param("🎉😀😀", 10, id="four-byte-three-and-a-third"),
+        pytest.param(FAMILY, -(-(4 * 400 + 3 * 138) // 120), id="zwj-sequence"),
         pytest.param("\ud83d", 2, id="lone-surrogate"),
     ],
 )
@@ -47,10 +49,13 @@ def test_each_kind_of_character_costs_its_rate(text: str, tokens: int) -> None:
     assert estimate(text) == tokens
 
 
-def test_the_estimate_never_falls_below_one_token_per_utf8_byte_outside_ascii_letters() -> None:
-    """No byte-level tokenizer gives more than a token a byte: the estimate is at least half of that bound."""
-    for text in ("会議" * 100, "🎉" * 100, "Ωμέγα" * 100, "12:30, 'a'!" * 100):
-        assert estimate(text) >= len(text.encode("utf-8")) / 2
+def test_the_estimate_of_texts_is_the_sum_of_their_counts_rounded_up() -> None:
+    pieces = ["abc ", "2026", "会議", "🎉", "é", '"', ":"]
+    total = NO_PARTS
+    for piece in pieces:
+        total = plus(total, parts(piece))
+    assert total == parts("".join(pieces))
+    assert token_count(total) == estimate("".join(pieces)) <= sum(map(estimate, pieces))
 
 
 @pytest.mark.parametrize("text", ["word " * 3000, "会議の予算について。" * 300, "🎉 ok " * 500, 'a"\n\\b' * 500])
@@ -143,9 +148,17 @@ def test_a_page_counted_in_chunks_costs_what_it_costs_counted_at_once(copies: in
     text, compact = NO_PARTS, NO_PARTS
     for item in page:
         text, compact = plus(text, parts(item_line(item))), plus(compact, parts(json_text(item)))
-    own = token_count(text) + (token_count(compact) if copies > 1 else 0)
+    own = max(token_count(text), token_count(compact) if copies > 1 else 0)  # the larger copy, not both
     assert not chunked.over(own)
     assert chunked.over(own - 1)
+
+
+def test_an_answer_costs_its_larger_copy_not_both() -> None:
+    """A host shows the model the text content or structuredContent's JSON, not both: the larger one counts."""
+    result = {"items": [{"id": k, "title": "会議の予算 budget"} for k in range(20)], "next_cursor": None}
+    text, compact = estimate(result_text(result)), estimate(json_text(result))
+    assert answer_cost(result, 1) == text
+    assert answer_cost(result, 2) == max(text, compact) < text + compact
 
 
 def _cursor_after(item: dict[str, Any]) -> str:

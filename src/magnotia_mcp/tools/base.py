@@ -26,7 +26,8 @@ class ToolContext(NamedTuple):
 
     store: Store
     progress: Progress | None = None
-    # How many copies of the answer the host gets: the text, and structuredContent where the revision has it.
+    # How many copies of the answer the host gets: the text, and structuredContent where the revision has it
+    # (the model is shown one of them: the budget counts the larger).
     copies: int = 2
 
 

@@ -168,7 +168,7 @@ class _Cut:
         compact = plus(self._frame_compact, text)
         if k:
             compact = plus(plus(compact, self._compact[k]), _COMMA, k - 1)
-        return tokens(lines) + tokens(compact)
+        return max(tokens(lines), tokens(compact))  # a host shows the model one copy: the larger counts
 
     def _text_parts(self, end: int) -> Parts:
         whole, blocks = end // _BLOCK, self._blocks
