@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import sys
 import tempfile
 from pathlib import Path
@@ -85,8 +86,6 @@ def measured(budget: int, bench: Path | None) -> list[dict[str, Any]]:
         demo = build_sample_store(Path(tmp) / "demo.db")
         rows += [{**a, "kind": "demo"} for a in answers(demo, calls("demo", None, "launch", budget))]
     if bench is not None:
-        import sqlite3
-
         with sqlite3.connect(f"file:{bench}?mode=ro", uri=True) as db:
             (long_id,) = db.execute("SELECT id FROM transcripts ORDER BY length(raw_text) DESC LIMIT 1").fetchone()
         rows += [{**a, "kind": "bench"} for a in answers(bench, calls("bench", long_id, "the", budget))]
@@ -96,7 +95,8 @@ def measured(budget: int, bench: Path | None) -> list[dict[str, Any]]:
 def report(rows: list[dict[str, Any]]) -> None:
     texts = [r[copy] for r in rows for copy in ("text", "compact")]
     counted = iter(tokenizers.counts(texts))
-    print(f"{'kind':<11} {'tool':<19} {'copy':<8} {'est':>6} {'o200k':>6} {'claude':>6} {'e/o':>5} {'e/c':>5} {'e/max':>5}")
+    head = ("kind", "tool", "copy", "est", "o200k", "claude", "e/o", "e/c", "e/max")
+    print("{:<11} {:<19} {:<8} {:>6} {:>6} {:>6} {:>5} {:>5} {:>5}".format(*head))
     worst = [9.0, 0.0]
     for r in rows:
         for copy in ("text", "compact"):
@@ -106,7 +106,9 @@ def report(rows: list[dict[str, Any]]) -> None:
             ratio = e / max(o, c)
             worst = [min(worst[0], ratio), max(worst[1], ratio)]
             tool = r["tool"] + ("+seg" if r["args"].get("include_segments") else "")
-            print(f"{r['kind']:<11} {tool:<19} {copy:<8} {e:>6} {o:>6} {c:>6} {e / o:>5.2f} {e / c:>5.2f} {ratio:>5.2f}")
+            print(
+                f"{r['kind']:<11} {tool:<19} {copy:<8} {e:>6} {o:>6} {c:>6} {e / o:>5.2f} {e / c:>5.2f} {ratio:>5.2f}"
+            )
     print(f"estimate / larger real count: {worst[0]:.2f} .. {worst[1]:.2f}")
 
 

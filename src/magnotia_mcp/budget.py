@@ -1,22 +1,34 @@
-"""How many tokens an answer costs a host, estimated from above, and fitting answers to a budget.
+"""How many tokens an answer costs the model, estimated from above, and fitting answers to a budget.
 
 Hosts refuse or spill large tool results by *tokens*: Claude Code warns from
 10,000 and refuses over 25,000 (``MAX_MCP_OUTPUT_TOKENS``), and a character
 limit means very different token counts in English, Chinese or emoji. Every
 answer is therefore held to a budget of estimated tokens (``DEFAULT_TOKENS``,
-at most ``MAX_TOKENS``), counted on the whole answer as a host may show it to
-the model: the text content *and* the serialized ``structuredContent`` (a host
-may send either or, worst case, both).
+at most ``MAX_TOKENS``), counted on what a host shows the model: one copy of the
+answer, the larger of the text content and the compact JSON of
+``structuredContent`` (Claude Code 2.1.332 gives the model only
+``JSON.stringify(structuredContent)`` when there is one; Claude.ai and ChatGPT
+read the text). Counting both, as this once did, cut answers to a third of what
+the model could take.
 
-The estimate is an upper bound for byte-level BPE tokenizers on what they are
-given here, by UTF-8 byte class, in one pass of C-speed byte operations (no
-tables of tokens):
+The estimate is an upper bound, by kind of UTF-8 character, in a few passes of
+C-speed byte operations (no tables of tokens), calibrated against OpenAI's
+o200k_base and Anthropic's legacy Claude tokenizer on the server's answers
+(devkit/token_ratios.py; tests/e2e/test_budget_tokenizers.py checks it), in
+1/UNIT tokens (``_RATES``):
 
-* ASCII letters and spaces: 1/3 token each (English runs about 4 characters a token);
-* other ASCII (digits, punctuation, controls): 1 token each, the most any such tokenizer gives;
-* a 2-byte character (accented Latin, Greek, Cyrillic...): 1 token;
-* a 3-byte character (CJK, kana, Hangul, most symbols): 2 tokens (real tokenizers: about 1 to 1.5);
-* a 4-byte character (emoji, rare CJK): 4 tokens, one per byte, the most there can be.
+* ASCII letters and spaces: 1/4 (English runs 3.7-3.8 letters a token; German and
+  Romance languages 2.6-2.7 by the Claude tokenizer, which the accents below pay for);
+* digits: 2/3 (o200k groups them by three; long numbers, ISO times, UUIDs);
+* ``"``: 3/10 (JSON's ``":"`` and ``","`` merge into one token);
+* other ASCII (punctuation, line breaks): 14/15;
+* a 2-byte character (accented Latin): 3.5, the mark of text that costs more per letter;
+* a 3-byte character (CJK, kana, Hangul): 1.15 (about 0.9-1.1 real);
+* a 4-byte character (emoji): 3.33.
+
+Estimate over the larger real count, per answer: English 1.11-1.32; Portuguese,
+Spanish, German, French 1.04-1.28; Chinese, Japanese 1.08-1.29; emoji
+1.08-1.24; long numbers 1.02-1.22 (before: 1.4-1.95, on both copies summed).
 """
 
 from __future__ import annotations

@@ -50,7 +50,8 @@ def _stop(proc: subprocess.Popen[str]) -> None:
 def counts(texts: list[str]) -> list[tuple[int, int]]:
     """Each text's tokens by o200k_base and by the Claude tokenizer."""
     proc = _node()
-    assert proc.stdin is not None and proc.stdout is not None
+    assert proc.stdin is not None
+    assert proc.stdout is not None
     out = []
     for text in texts:  # one at a time: a pipe's buffer would fill with a long batch both ways
         proc.stdin.write(json.dumps(text, ensure_ascii=True) + "\n")
