@@ -23,7 +23,7 @@ o200k_base and Anthropic's legacy Claude tokenizer on the server's answers
 * ``"``: 3/10 (JSON's ``":"`` and ``","`` merge into one token);
 * other ASCII (punctuation, line breaks): 14/15;
 * a 2-byte character (accented Latin): 3.5, the mark of text that costs more per letter;
-* a 3-byte character (CJK, kana, Hangul): 1.15 (about 0.9-1.1 real);
+* a 3-byte character (CJK, kana, Hangul): 1.3 (about 0.9-1.25 real: kanji-dense text costs most);
 * a 4-byte character (emoji): 3.33.
 
 Estimate over the larger real count, per answer: English 1.11-1.32; Portuguese,
@@ -50,7 +50,7 @@ _BELOW_4 = bytes(range(0xF0))  # ... and these, the first bytes of 4-byte charac
 
 # What each kind of character costs, in 1/UNIT tokens (see the module docstring for how they were measured).
 UNIT = 120
-_RATES = {"word": 30, "digit": 80, "quote": 36, "other": 112, "two": 420, "three": 138, "four": 400}
+_RATES = {"word": 30, "digit": 80, "quote": 36, "other": 112, "two": 420, "three": 156, "four": 400}
 _WORD_UNITS, _DIGIT_UNITS, _QUOTE_UNITS, _OTHER_UNITS = (_RATES[k] for k in ("word", "digit", "quote", "other"))
 _TWO_UNITS, _THREE_UNITS, _FOUR_UNITS = (_RATES[k] for k in ("two", "three", "four"))
 

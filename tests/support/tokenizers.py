@@ -21,7 +21,7 @@ def missing() -> str | None:
     """Why the tokenizers cannot run here, or None when they can."""
     if shutil.which("node") is None:
         return "node is not on PATH"
-    for package in ("js-tiktoken", "@anthropic-ai/tokenizer"):
+    for package in ("tiktoken", "@anthropic-ai/tokenizer"):
         if not (FOLDER / "node_modules" / package / "package.json").is_file():
             return f"{package} is not installed: npm ci --ignore-scripts --prefix {FOLDER}"
     return None

@@ -2,13 +2,12 @@
 // Each tokenizer is built once (the Claude one as @anthropic-ai/tokenizer's countTokens builds it per call).
 import { createInterface } from "node:readline";
 import { createRequire } from "node:module";
-import { Tiktoken } from "js-tiktoken/lite";
-import o200k from "js-tiktoken/ranks/o200k_base";
+import { get_encoding } from "tiktoken";
 
 const require = createRequire(import.meta.url);
 const { getTokenizer } = require("@anthropic-ai/tokenizer");
 
-const openai = new Tiktoken(o200k);
+const openai = get_encoding("o200k_base");
 const claude = getTokenizer();
 // One answer line per line read, at once: a test asks one text at a time and waits for its count.
 for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
@@ -19,3 +18,4 @@ for await (const line of createInterface({ input: process.stdin, crlfDelay: Infi
   process.stdout.write(JSON.stringify(counts) + "\n");
 }
 claude.free();
+openai.free();

@@ -39,9 +39,9 @@ FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466"  # 4 emoji
         pytest.param('""""""""""', 3, id="quotes-three-tenths"),
         pytest.param("-:,.{}[]\n/!?:-:", 14, id="other-ascii-fourteen-fifteenths"),
         pytest.param("éñü" * 2, 21, id="two-byte-three-and-a-half"),
-        pytest.param("会議の予算" * 4, 23, id="three-byte-one-and-a-tenth"),
+        pytest.param("会議の予算" * 4, 26, id="three-byte-one-and-three-tenths"),
         pytest.param("🎉😀😀", 10, id="four-byte-three-and-a-third"),
-        pytest.param(FAMILY, -(-(4 * 400 + 3 * 138) // 120), id="zwj-sequence"),
+        pytest.param(FAMILY, -(-(4 * 400 + 3 * 156) // 120), id="zwj-sequence"),
         pytest.param("\ud83d", 2, id="lone-surrogate"),
     ],
 )
