@@ -26,9 +26,9 @@ o200k_base and Anthropic's legacy Claude tokenizer on the server's answers
 * a 3-byte character (CJK, kana, Hangul): 1.3 (about 0.9-1.25 real: kanji-dense text costs most);
 * a 4-byte character (emoji): 3.33.
 
-Estimate over the larger real count, per answer: English 1.11-1.32; Portuguese,
-Spanish, German, French 1.04-1.28; Chinese, Japanese 1.08-1.29; emoji
-1.08-1.24; long numbers 1.02-1.22 (before: 1.4-1.95, on both copies summed).
+Estimate over the larger real count, per answer: English 1.12-1.32; Portuguese,
+Spanish, German, French 1.03-1.28; Chinese, Japanese 1.13-1.29; emoji
+1.09-1.25; long numbers 1.02-1.22 (before: 1.4-1.95, on both copies summed).
 """
 
 from __future__ import annotations
