@@ -42,7 +42,7 @@ def test(session: nox.Session) -> None:
 # The pinned Node clients (TypeScript SDKs, the Inspector, Claude Code), the real tokenizers the budget is
 # checked against, and the official conformance suite
 # with its Node 22: `nox -s test` installs them itself, so a newcomer's test run is CI's.
-NODE_TEST_PACKAGES = (ROOT / "tests" / "clients", ROOT / "tests" / "conformance", ROOT / "tests" / "tokenizers")
+NODE_TEST_PACKAGES = (ROOT / "tests" / "clients", ROOT / "tests" / "conformance", ROOT / "tests" / "tokencount")
 
 
 def npm_ci(session: nox.Session, prefix: Path) -> None:

@@ -22,10 +22,10 @@ import generate
 from client import TOOLS, Json
 
 try:
-    from magnotia_mcp.budget import Parts, json_text, parts, tokens
+    from magnotia_mcp.budget import UNIT, Parts, json_text, parts, tokens
 except ImportError:  # a checkout without the package installed (as floor.py): use its src/
     sys.path.insert(0, str(generate.REPO_DIR / "src"))
-    from magnotia_mcp.budget import Parts, json_text, parts, tokens
+    from magnotia_mcp.budget import UNIT, Parts, json_text, parts, tokens
 
 # The field classes, in the report's column order; "structure" is keys and punctuation, "other" the
 # values of no class below (counts, scores, modes, sources, offsets, matched_terms, flags).
@@ -76,7 +76,7 @@ _CONTAINERS = {"moments": "moments", "segment": "moments", "hint": "hints"}
 
 def fractional(counts: Parts) -> float:
     """The estimate's tokens of counts without rounding the letters up: these add up over pieces."""
-    return counts[0] / 3 + counts[1] + counts[2]
+    return counts[0] / UNIT
 
 
 def leaf_costs(answer: Any) -> dict[str, float]:

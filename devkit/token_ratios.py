@@ -5,7 +5,7 @@ in English, Portuguese, Spanish, German, French, Chinese, Japanese, emoji and lo
 (tests/support/languages.py), the demo store, and a benchmark store when given (``--bench-store``, from
 benchmarks/generate.py). Each tool is called at the largest max_tokens; each answer's two copies (the text
 content, and the compact JSON of structuredContent a host such as Claude Code shows instead) are counted by
-the estimate and by o200k_base and the Claude tokenizer (tests/tokenizers, via npm). Prints, per tool and kind,
+the estimate and by o200k_base and the Claude tokenizer (tests/tokencount, via npm). Prints, per tool and kind,
 the estimate over each tokenizer's count (1.00 = exact; above 1 = from above).
 
 Usage: ``PYTHONPATH=src:. python devkit/token_ratios.py [--bench-store PATH] [--dump answers.json]``
@@ -22,11 +22,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks.client import Server
 from devkit.storefactory import StoreBuilder
 from magnotia_mcp.budget import estimate, json_text
 from magnotia_mcp.demo import build_sample_store
-from tests.support import languages, tokenizers
+from tests.support import languages, tokencount
 
 QUERIES = {
     "english": "budget",
@@ -59,6 +58,10 @@ def calls(kind: str, long_id: str | None, query: str, budget: int) -> list[tuple
 def answers(db: Path, todo: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
     """Each call's answer: its text content and the compact JSON of its structuredContent."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    # benchmarks/ is not a package: its modules import each other by name, so its folder goes on sys.path first.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from client import Server  # noqa: PLC0415
+
     server = Server([sys.executable, "-m", "magnotia_mcp", "--db", str(db)], env, 60.0)
     try:
         server.initialize()
@@ -94,7 +97,7 @@ def measured(budget: int, bench: Path | None) -> list[dict[str, Any]]:
 
 def report(rows: list[dict[str, Any]]) -> None:
     texts = [r[copy] for r in rows for copy in ("text", "compact")]
-    counted = iter(tokenizers.counts(texts))
+    counted = iter(tokencount.counts(texts))
     head = ("kind", "tool", "copy", "est", "o200k", "claude", "e/o", "e/c", "e/max")
     print("{:<11} {:<19} {:<8} {:>6} {:>6} {:>6} {:>5} {:>5} {:>5}".format(*head))
     worst = [9.0, 0.0]
@@ -118,7 +121,7 @@ def main() -> int:
     ap.add_argument("--max-tokens", type=int, default=20_000)
     ap.add_argument("--dump", type=Path, default=None, help="write the answers and their counts here (JSON)")
     args = ap.parse_args()
-    reason = tokenizers.missing()
+    reason = tokencount.missing()
     if reason:
         print(f"cannot count: {reason}", file=sys.stderr)
         return 2

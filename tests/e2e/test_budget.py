@@ -4,7 +4,7 @@ Claude Code warns from 10,000 tokens of tool output and refuses more than
 25,000 by default. The server holds every answer to a budget of estimated
 tokens (8,000 by default, 20,000 at most). Here each answer is measured as a
 host shows it to the model, the larger of its text content and its serialized
-structuredContent, by two real tokenizers (tests/support/tokenizers.py; the
+structuredContent, by two real tokenizers (tests/support/tokencount.py; the
 larger count), on three 10-hour meetings: Chinese and Japanese, emoji-heavy,
 and English. Where the tokenizers are not installed the counts are not checked
 (the rest is). Reading on from where an answer was cut
@@ -22,7 +22,7 @@ import pytest
 
 from devkit.storefactory import StoreBuilder, ts
 from magnotia_mcp.budget import answer_cost
-from tests.support import tokenizers
+from tests.support import tokencount
 from tests.support.protocol import LATEST_LEGACY
 from tests.support.server import ServerProcess, SharedServers
 
@@ -86,12 +86,12 @@ def srv(shared_servers: SharedServers, store: Path) -> ServerProcess:
     return shared_servers.get(store, LATEST_LEGACY)
 
 
-COUNTED = tokenizers.missing() is None
+COUNTED = tokencount.missing() is None
 
 
 def host_tokens(shown: str) -> float:
     """shown's tokens by the larger of two real tokenizers' counts; 0 where they are not installed."""
-    return tokenizers.most(shown) if COUNTED else 0
+    return tokencount.most(shown) if COUNTED else 0
 
 
 def tool_tokens(result: dict[str, Any]) -> float:

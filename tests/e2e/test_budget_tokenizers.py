@@ -2,7 +2,7 @@
 
 Every answer cut for its budget is counted as a host shows it to the model (the larger of its text content
 and structuredContent's JSON) by OpenAI's o200k_base and Anthropic's legacy Claude tokenizer (npm packages
-pinned in tests/tokenizers), the larger count taken. Stores of meetings in English, Portuguese, Spanish,
+pinned in tests/tokencount), the larger count taken. Stores of meetings in English, Portuguese, Spanish,
 German, French, Chinese, Japanese, emoji and long numbers (tests/support/languages.py); every tool, lists and
 windows, at max_tokens from 1,000 to 20,000.
 """
@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from devkit.storefactory import StoreBuilder
-from tests.support import languages, tokenizers
+from tests.support import languages, tokencount
 from tests.support.protocol import LATEST_LEGACY
 from tests.support.server import ServerProcess, SharedServers
 
 pytestmark = [
     pytest.mark.transports("stdio"),
-    pytest.mark.skipif(tokenizers.missing() is not None, reason=f"real tokenizers: {tokenizers.missing()}"),
+    pytest.mark.skipif(tokencount.missing() is not None, reason=f"real tokenizers: {tokencount.missing()}"),
 ]
 
 BUDGETS = (1_000, 3_000, 8_000, 20_000)
@@ -48,7 +48,7 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def shown(result: dict[str, Any]) -> int:
     """The larger copy a host shows, by the larger of the two tokenizers' counts."""
     compact = json.dumps(result["structuredContent"], ensure_ascii=False, separators=(",", ":"))
-    return max(max(pair) for pair in tokenizers.counts([result["content"][0]["text"], compact]))
+    return max(max(pair) for pair in tokencount.counts([result["content"][0]["text"], compact]))
 
 
 def calls(kind: str) -> list[tuple[str, dict[str, Any]]]:

@@ -2,8 +2,7 @@
 
 Each leaf value's cost goes to its field class (by its nearest key; everything inside a hit's moments and
 segment to "moments", inside a hint to "hints"), the keys and punctuation to "structure", and the classes of
-an answer add up to its larger copy exactly. The figures below are counted by hand from the estimate's
-rules: ASCII letters and spaces a third of a token, other ASCII one, a 2-byte character one.
+an answer add up to its larger copy exactly.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from magnotia_mcp.budget import estimate, json_text, parts
+from magnotia_mcp.budget import UNIT, estimate, json_text, parts
 from magnotia_mcp.text import result_text
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
@@ -24,29 +23,31 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 ANSWER: dict[str, Any] = {
     "hits": [
         {
-            "transcript_id": "t1",  # t, 1 and two quotes: 1/3 + 3
-            "title": "Réunion budget",  # 13 letters and spaces, é, two quotes: 13/3 + 1 + 2
-            "created_at": "2026-01-02",  # 10 other ASCII and two quotes: 12
-            "snippet": "the **budget**",  # 10 letters and spaces, 4 asterisks, two quotes: 10/3 + 6
-            "moments": [{"start_ms": 1000, "speaker": "Ana", "snippet": "budget"}],  # 4 + (1 + 2) + (2 + 2)
-            "segment": {"seq": 7},  # 1: a moment's, not an id
-            "score": 1.5,  # 3: other
-            "matched_terms": ["budget"],  # 4: other
+            "transcript_id": "t1",
+            "title": "Réunion budget",
+            "created_at": "2026-01-02",
+            "snippet": "the **budget**",
+            "moments": [{"start_ms": 1000, "speaker": "Ana", "snippet": "budget"}],
+            "segment": {"seq": 7},
+            "score": 1.5,
+            "matched_terms": ["budget"],
         }
     ],
-    "hint": {"found": "partial", "store": {"first_at": None}},  # (7/3 + 2) + 4/3: hints, not times
-    "next_cursor": None,  # 4/3
+    "hint": {"found": "partial", "store": {"first_at": None}},
+    "next_cursor": None,
 }
-EXPECTED = {
-    "ids": 1 / 3 + 3,
-    "titles": 13 / 3 + 3,
-    "times": 12.0,
-    "snippets": 10 / 3 + 6,
-    "moments": 4 + 3 + 4 + 1,
-    "other": 3 + 4,
-    "hints": 7 / 3 + 2 + 4 / 3,
-    "notes/cursors": 4 / 3,
+# Each class's leaf values: a class costs what the estimate gives each of them, encoded as JSON.
+LEAVES: dict[str, list[Any]] = {
+    "ids": ["t1"],
+    "titles": ["Réunion budget"],
+    "times": ["2026-01-02"],
+    "snippets": ["the **budget**"],
+    "moments": [1000, "Ana", "budget", 7],  # a moment's, the segment's seq too: not an id
+    "other": [1.5, "budget"],  # score, matched_terms
+    "hints": ["partial", None],  # hints, not times
+    "notes/cursors": [None],
 }
+EXPECTED = {k: sum(parts(json.dumps(v, ensure_ascii=False))[0] / UNIT for v in vs) for k, vs in LEAVES.items()}
 
 
 @pytest.fixture(scope="module")

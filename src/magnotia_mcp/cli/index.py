@@ -93,7 +93,6 @@ def run_index(db: str | None, *, model: str | None, drop: bool, download: bool =
     try:
         import marisa_trie  # noqa: F401
         import numpy  # noqa: F401
-
         import tokenizers  # noqa: F401
     except ImportError as exc:
         return _fail(f"the semantic index needs the semantic extra ({exc.name} is missing): {EXTRA}")

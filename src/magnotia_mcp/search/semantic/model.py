@@ -28,9 +28,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
+from tokenizers import Tokenizer
 
 from magnotia_mcp.search.semantic.unigram import Unigram
-from tokenizers import Tokenizer
 
 FILES = ("config.json", "model.safetensors", "tokenizer.json")
 MAX_TOKENS = 512  # as Model2Vec truncates: a chunk is far shorter, a pasted query may not be

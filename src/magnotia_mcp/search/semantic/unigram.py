@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 import marisa_trie
-
 from tokenizers import Tokenizer
 
 UNKNOWN_PENALTY = 10.0  # tokenizers' K_UNK_PENALTY

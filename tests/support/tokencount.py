@@ -1,7 +1,7 @@
-"""Real tokenizers (tests/tokenizers: OpenAI's o200k_base and Anthropic's legacy Claude tokenizer), asked from Node.
+"""Real tokenizers (tests/tokencount: OpenAI's o200k_base and Anthropic's legacy Claude tokenizer), asked from Node.
 
 The budget's estimate is checked against what they count. They come from npm packages pinned in
-tests/tokenizers/package-lock.json, installed by `nox -s test` (``npm ci --ignore-scripts``). One Node
+tests/tokencount/package-lock.json, installed by `nox -s test` (``npm ci --ignore-scripts``). One Node
 process serves the whole test run: loading the two vocabularies takes about a second.
 """
 
@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-FOLDER = Path(__file__).resolve().parents[1] / "tokenizers"
+FOLDER = Path(__file__).resolve().parents[1] / "tokencount"
 NAMES = ("o200k", "claude")
 
 
