@@ -518,10 +518,14 @@ def test_limits_at_their_bounds_are_accepted(srv: ServerProcess) -> None:
     assert len(srv.result("search_transcripts", {"query": "x" * 500, "limit": 1})["hits"]) == 0
     row = DATA.row("Long dictation")
     assert len(srv.result("get_transcript", {"id": row.id, "max_chars": 1})["text"]) == 1
-    # All of it is asked for; the largest budget holds about 20,000 of its characters, and says so.
+    # All of it is asked for: the largest budget holds all of its ~31,000 characters (about 12,000 tokens), the
+    # smallest a start of it, and says what is left.
     widest = srv.result("get_transcript", {"id": row.id, "max_chars": 100_000, "max_tokens": 20_000})
-    assert widest["text"] == LONG_TEXT[: len(widest["text"])]
-    assert widest["next_max_chars"] == len(LONG_TEXT) - len(widest["text"]) > 0
+    assert widest["text"] == LONG_TEXT
+    assert "next_max_chars" not in widest
+    least = srv.result("get_transcript", {"id": row.id, "max_chars": 100_000, "max_tokens": 1_000})
+    assert least["text"] == LONG_TEXT[: len(least["text"])]
+    assert least["next_max_chars"] == len(LONG_TEXT) - len(least["text"]) > 0
     assert srv.result("list_transcripts", {"limit": 5.0})["transcripts"]  # an integral number is an integer
 
 
