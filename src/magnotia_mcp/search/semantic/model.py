@@ -18,9 +18,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import mmap
 import os
 import re
+import stat
 import struct
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,6 +38,16 @@ FILES = ("config.json", "model.safetensors", "tokenizer.json")
 MAX_TOKENS = 512  # as Model2Vec truncates: a chunk is far shorter, a pasted query may not be
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I8": np.int8, "I32": np.int32, "I64": np.int64}
 _HEADER_LIMIT = 100 * 1024 * 1024  # safetensors' own limit on the JSON header
+# What a tokenizer.json may hold before tokenizers or our Unigram is given it (the largest Model2Vec
+# vocabularies have 500k pieces of a few dozen characters, in about 30 MB).
+MAX_TOKENIZER_BYTES = 256 * 1024 * 1024
+MAX_PIECE = 1_000  # characters in any string but the normalizer's compiled table
+MAX_STRINGS = 4_000_000
+MAX_CONFIG_BYTES = 1024 * 1024
+_MODEL_TYPES = ("Unigram", "WordPiece", "BPE", "WordLevel")
+_MODEL_TYPE = re.compile(rb'"model"\s*:\s*\{\s*"type"\s*:\s*"(\w+)"')
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')  # one JSON string, escapes and all
+_CHARSMAP = re.compile(rb'"precompiled_charsmap"\s*:\s*$')
 
 
 class ModelError(Exception):
@@ -84,37 +96,122 @@ class Mapped(NamedTuple):
     mapping: mmap.mmap
 
 
-def _tensors(path: Path) -> Mapped:
-    """The tensors of a safetensors file, memory-mapped read-only (format: u64 header size, JSON header, data)."""
+def _open_file(path: Path) -> int:
+    """path opened for reading (links followed: a Hugging Face cache links to its blobs), if a regular file."""
     try:
-        with open(path, "rb") as f:
-            (size,) = struct.unpack("<Q", f.read(8))
-            if size > _HEADER_LIMIT:
-                raise ModelError(f"{path} is not a safetensors file (its header claims {size} bytes)")
-            header = json.loads(f.read(size))
-            total = os.fstat(f.fileno()).st_size
-            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, struct.error, ValueError) as exc:
-        raise ModelError(f"cannot read {path}: {exc}") from None
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise ModelError(f"cannot read {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or device would hang or never end
+        os.close(fd)
+        raise ModelError(f"{path} is not a regular file")
+    return fd
+
+
+def _read_small(path: Path, limit: int) -> bytes:
+    """A model file's bytes, refused when over limit: read before any of it is handed to native code."""
+    fd = _open_file(path)
+    try:
+        if os.fstat(fd).st_size > limit:
+            raise ModelError(f"{path} is over {limit // (1024 * 1024)} MiB, more than a model's file holds")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            raw = f.read(limit + 1)
+    finally:
+        os.close(fd)
+    if len(raw) > limit:
+        raise ModelError(f"{path} is over {limit // (1024 * 1024)} MiB, more than a model's file holds")
+    return raw
+
+
+def check_tokenizer(path: Path) -> bytes:
+    """tokenizer.json's bytes, once they are what tokenizers and our Unigram are safe to be given; else ModelError.
+
+    A JSON object of a known model type, every string in it (pieces first) at most MAX_PIECE characters but the
+    normalizer's compiled table, and at most MAX_STRINGS of them: tokenizers crashed (SIGSEGV) encoding with a
+    2-million-character piece.
+    """
+    raw = _read_small(path, MAX_TOKENIZER_BYTES)
+    if not raw.lstrip().startswith(b"{"):
+        raise ModelError(f"{path} is not a tokenizer: not a JSON object")
+    kind = _MODEL_TYPE.search(raw)
+    if kind is None or kind.group(1).decode() not in _MODEL_TYPES:
+        raise ModelError(f"{path} is not a tokenizer of a known model type ({', '.join(_MODEL_TYPES)})")
+    for count, found in enumerate(_STRING.finditer(raw), 1):
+        if found.end() - found.start() - 2 > MAX_PIECE and not _CHARSMAP.search(raw, found.start() - 40, found.start()):
+            text = raw[found.start() : found.end()]
+            try:
+                chars = len(json.loads(text)) if b"\\" in text else len(text.decode("utf-8")) - 2
+            except ValueError:
+                raise ModelError(f"{path} is not a tokenizer: a string in it is not valid JSON") from None
+            if chars > MAX_PIECE:
+                raise ModelError(f"{path} holds a string of {chars} characters (at most {MAX_PIECE} are read)")
+        if count > MAX_STRINGS:
+            raise ModelError(f"{path} holds more than {MAX_STRINGS} strings, more than a tokenizer's vocabulary")
+    return raw
+
+
+def _tensor(path: Path, name: str, spec: Any, data: int) -> tuple[Any, tuple[int, ...], int]:
+    """A header entry's dtype, shape and start in the data, once all three are of a tensor that fits data bytes."""
+    where = f"{path}: tensor {str(name)[:100]!r}"
+    if not isinstance(spec, dict):
+        raise ModelError(f"{where} is not described by a JSON object")
+    kind = spec.get("dtype")
+    dtype = _DTYPES.get(kind) if isinstance(kind, str) else None
+    if dtype is None:
+        raise ModelError(f"{where} has dtype {str(kind)[:40]}, which is not supported")
+    shape, offsets = spec.get("shape"), spec.get("data_offsets")
+    if not isinstance(shape, list) or len(shape) > 8 or not all(_natural(n) for n in shape):
+        raise ModelError(f"{where} has a shape that is not a list of non-negative integers")
+    if not isinstance(offsets, list) or len(offsets) != 2 or not all(_natural(n) for n in offsets):
+        raise ModelError(f"{where} has data_offsets that are not two non-negative integers")
+    size = math.prod(shape) * np.dtype(dtype).itemsize  # Python integers: no overflow
+    start, end = offsets
+    if end > data or end - start != size:
+        raise ModelError(f"{where} does not fit the file; the download may be incomplete")
+    return dtype, tuple(shape), start
+
+
+def _natural(n: Any) -> bool:
+    return type(n) is int and n >= 0
+
+
+def _tensors(path: Path) -> Mapped:
+    """The tensors of a safetensors file, memory-mapped read-only (format: u64 header size, JSON header, data).
+
+    Every number of the header is checked before numpy is given any: a JSON object of tensors of known dtypes,
+    shapes of non-negative integers, data_offsets two non-negative integers within the file, matching the shape.
+    """
+    fd = _open_file(path)
+    try:
+        total = os.fstat(fd).st_size
+        first = os.pread(fd, 8, 0)
+        (size,) = struct.unpack("<Q", first) if len(first) == 8 else (total,)
+        if size > min(_HEADER_LIMIT, total - 8):
+            raise ModelError(f"{path} is not a safetensors file (its header claims {size} bytes)")
+        try:
+            header = json.loads(os.pread(fd, size, 8))
+        except ValueError:
+            raise ModelError(f"{path} is not a safetensors file (its header is not JSON)") from None
+        if not isinstance(header, dict):
+            raise ModelError(f"{path} is not a safetensors file (its header is not a JSON object)")
+        base = 8 + size
+        data = total - base
+        specs = {name: _tensor(path, name, spec, data) for name, spec in header.items() if name != "__metadata__"}
+        try:
+            mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError) as exc:
+            raise ModelError(f"cannot read {path}: {exc}") from None
+    finally:
+        os.close(fd)
     out: dict[str, NDArray[Any]] = {}
     offsets: dict[str, int] = {}
-    base = 8 + size
-    for name, spec in header.items():
-        if name == "__metadata__":
-            continue
-        dtype = _DTYPES.get(spec.get("dtype"))
-        if dtype is None:
-            raise ModelError(f"{path}: tensor {name} has dtype {spec.get('dtype')}, which is not supported")
-        start, end = spec["data_offsets"]
-        shape = tuple(spec["shape"])
-        if base + end > total or end - start != int(np.prod(shape)) * np.dtype(dtype).itemsize:
-            raise ModelError(f"{path}: tensor {name} does not fit the file; the download may be incomplete")
+    for name, (dtype, shape, start) in specs.items():
         out[name] = np.ndarray(shape, dtype=dtype, buffer=mapped, offset=base + start)
         offsets[name] = base + start
     return Mapped(out, offsets, mapped)
 
 
-def _unknown_id(tokenizer: Any, path: Path) -> int | None:
+def _unknown_id(tokenizer: Any, raw: bytes) -> int | None:
     """The unknown token's id: dropped before pooling, as Model2Vec does (it means nothing).
 
     WordPiece, BPE and word-level models name it; a Unigram model's id is read from the file with a
@@ -124,7 +221,7 @@ def _unknown_id(tokenizer: Any, path: Path) -> int | None:
     if isinstance(token, str):
         found = tokenizer.token_to_id(token)
         return int(found) if found is not None else None
-    match = re.search(rb'"unk_id"\s*:\s*(\d+)', path.read_bytes())
+    match = re.search(rb'"unk_id"\s*:\s*(\d+)', raw)
     return int(match.group(1)) if match else None
 
 
@@ -132,7 +229,7 @@ def fingerprint(folder: Path) -> str:
     """sha256 over the model's files: an index built with one model is never searched with another."""
     digest = hashlib.sha256()
     for name in FILES:
-        with open(folder / name, "rb") as f:
+        with os.fdopen(_open_file(folder / name), "rb") as f:  # a regular file: a FIFO there would hang
             while chunk := f.read(1 << 20):
                 digest.update(chunk)
     return digest.hexdigest()
@@ -172,33 +269,43 @@ class StaticModel:
                 f"{folder} is not a model folder: {', '.join(missing)} missing "
                 "(a Model2Vec model has config.json, model.safetensors and tokenizer.json)"
             )
+        raw = check_tokenizer(folder / "tokenizer.json")  # all of it checked before native code is given any
+        config = _read_small(folder / "config.json", MAX_CONFIG_BYTES)
         try:
-            tokenizer: Any = Unigram.load(folder / "tokenizer.json", MAX_TOKENS) if lean else None
+            tokenizer: Any = Unigram.load(raw, MAX_TOKENS) if lean else None
             if tokenizer is not None:
                 unknown: int | None = tokenizer.unknown
                 vocab = tokenizer.size
             else:
-                tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-                unknown = _unknown_id(tokenizer, folder / "tokenizer.json")
+                tokenizer = Tokenizer.from_str(raw.decode("utf-8"))
+                unknown = _unknown_id(tokenizer, raw)
                 tokenizer.no_padding()
                 tokenizer.enable_truncation(MAX_TOKENS)
                 vocab = tokenizer.get_vocab_size()
             # config.json's "normalize" is not read: every use here is cosine similarity, so rows are always scaled.
-            json.loads((folder / "config.json").read_text(encoding="utf-8"))
+            if not isinstance(json.loads(config), dict):
+                raise ValueError("config.json is not a JSON object")
         except Exception as exc:  # tokenizers raises plain Exception for a bad file
-            raise ModelError(f"cannot read the tokenizer or config in {folder}: {exc}") from None
+            raise ModelError(f"cannot read the tokenizer or config in {folder}: {str(exc)[:300]}") from None
+        del raw
         mapped = _tensors(folder / "model.safetensors")
         tensors = mapped.tensors
         table = tensors.get("embeddings")
-        if table is None or table.ndim != 2:
-            raise ModelError(f"{folder}/model.safetensors has no 2-D 'embeddings' table")
+        where = f"{folder}/model.safetensors"
+        if table is None or table.ndim != 2 or table.shape[1] == 0 or table.dtype.kind not in "fi":
+            raise ModelError(f"{where} has no 2-D 'embeddings' table of numbers")
         mapping, weights = tensors.get("mapping"), tensors.get("weights")
         if mapping is None and table.shape[0] < vocab:
-            raise ModelError(f"{folder}: the table has {table.shape[0]} rows for {vocab} tokens and no mapping")
-        if mapping is not None and (mapping.shape[0] < vocab or int(np.max(mapping)) >= table.shape[0]):
-            raise ModelError(f"{folder}: its token mapping does not fit the tokenizer and the table")
-        if weights is not None and weights.shape[0] < vocab:
-            raise ModelError(f"{folder}: it has {weights.shape[0]} token weights for {vocab} tokens")
+            raise ModelError(f"{where}: the table has {table.shape[0]} rows for {vocab} tokens and no mapping")
+        if mapping is not None and (
+            mapping.ndim != 1
+            or mapping.dtype.kind != "i"
+            or mapping.shape[0] < vocab
+            or (mapping.size and not 0 <= int(np.min(mapping)) <= int(np.max(mapping)) < table.shape[0])
+        ):
+            raise ModelError(f"{where}: its token mapping does not fit the tokenizer and the table")
+        if weights is not None and (weights.ndim != 1 or weights.shape[0] < vocab):
+            raise ModelError(f"{where}: its token weights do not fit the {vocab} tokens of the tokenizer")
         if not lean or not hasattr(os, "preadv"):
             return cls(folder, tokenizer, table, mapping, weights, unknown)
         # The server's: the table's rows by pread, the small tensors copied (a few MB), and no mapping kept.

@@ -144,9 +144,9 @@ class Unigram:
         return [word for word, _ in self.front.pre_tokenizer.pre_tokenize_str(normalized)]
 
     @classmethod
-    def load(cls, path: Path, limit: int) -> Unigram | None:
-        """The file's Unigram, or None when it is not one this reads (then tokenizers encodes)."""
-        raw = path.read_bytes()
+    def load(cls, source: Path | bytes, limit: int) -> Unigram | None:
+        """The file's Unigram (or its bytes', once checked), or None when it is not one this reads (tokenizers')."""
+        raw = source if isinstance(source, bytes) else source.read_bytes()
         head = _MODEL.search(raw)
         if head is None:
             return None
