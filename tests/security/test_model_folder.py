@@ -18,9 +18,14 @@ from typing import Any
 
 import pytest
 import static_model
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from magnotia_mcp.search.semantic import indexfile
+from magnotia_mcp.search.semantic.model import fingerprint
+from tests.security.test_semantic_index import by_meaning, by_words, rewrite, serve  # noqa: F401 (a fixture)
 from tests.semantic import stores
+from tests.support.server import Launcher
 
 MODEL = Path(static_model.__file__).parent / "model"
 Header = dict[str, Any]
@@ -124,3 +129,62 @@ def test_hostile_model_is_refused_in_one_line(tmp_path: Path, case: str) -> None
     mutate(folder)
     db = stores.write(tmp_path / "store" / "magnotia.db")
     assert_refused(index(db, folder), names)
+
+
+@pytest.mark.parametrize("case", ["huge piece", "negative offsets", "non-object header"])
+def test_the_server_refuses_a_hostile_model_and_searches_by_words(
+    tmp_path: Path,
+    serve: Any,  # noqa: F811 (the fixture imported above)
+    launcher: Launcher,
+    case: str,
+) -> None:
+    """The model an index was built with, changed afterwards (and the index stamped with its new fingerprint, as if
+    built with it): the server loads nothing of it, and a search goes by words saying why."""
+    if launcher.kind not in ("package", "script"):
+        pytest.skip("the one-file build and the image have no semantic extra")
+    folder = copied(tmp_path)
+    db = stores.write(tmp_path / "store" / "magnotia.db")
+    built = index(db, folder)
+    assert built.returncode == 0, built.stderr
+    by_meaning(serve(db))
+    mutate, names = CASES[case]
+    mutate(folder)
+    rewrite(db, f"UPDATE meta SET value = '{fingerprint(folder)}' WHERE key = 'model_sha256'")
+    by_words(serve(db), "model cannot be loaded", names)
+
+
+NUMBERS = st.one_of(st.integers(-(2**70), 2**70), st.integers(-3, 4_000_000), st.text(max_size=3), st.none())
+SPECS = st.one_of(
+    st.fixed_dictionaries(
+        {
+            "dtype": st.sampled_from(["F32", "F16", "I8", "I32", "I64", "U8", "BOOL", ""]),
+            "shape": st.one_of(st.lists(NUMBERS, max_size=4), NUMBERS),
+            "data_offsets": st.one_of(st.lists(NUMBERS, min_size=1, max_size=3), NUMBERS),
+        }
+    ),
+    NUMBERS,
+    st.lists(NUMBERS, max_size=2),
+)
+HEADERS = st.dictionaries(st.sampled_from(["embeddings", "mapping", "weights", "__metadata__"]), SPECS, min_size=1)
+
+
+@settings(max_examples=6, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(header=HEADERS, piece=st.integers(900, 5_000))
+def test_generated_hostile_model_is_refused_or_used_never_a_crash(tmp_path: Path, header: Any, piece: int) -> None:
+    """Any header of the usual tensors' names with any numbers in it, and a piece of about the limit's length:
+    refused in one line naming the file, or indexed; never a traceback or a signal."""
+    folder = tmp_path / f"model-{piece}-{abs(hash(json.dumps(header))) % 10**8}"
+    shutil.copytree(MODEL, folder)
+    path = folder / "model.safetensors"
+    _, data = split(path)
+    joined(path, header, data)
+    tokens = folder / "tokenizer.json"
+    tokens.write_bytes(tokens.read_bytes().replace('["▁balfour",'.encode(), b'["' + b"b" * piece + b'",', 1))
+    db = tmp_path / "store" / "magnotia.db"
+    if not db.exists():
+        stores.write(db)
+    done = index(db, folder)
+    assert done.returncode >= 0, f"killed by signal {-done.returncode}: {done.stderr[-2000:]}"
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    if done.returncode != 0:
+        assert_refused(done, "tokenizer.json" if piece > 1_000 else "model.safetensors")
