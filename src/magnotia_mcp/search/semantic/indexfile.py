@@ -11,6 +11,7 @@ two from the next run that updates it (meta ``speakers`` is 1 once every transcr
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -314,10 +315,15 @@ def spoken(path: Path, speaker: str, most: int) -> dict[str, bytes] | None:
     try:
         if conn.execute("SELECT value FROM meta WHERE key = 'speakers'").fetchone() != ("1",):
             return None
+        # A lone surrogate has no UTF-8 form: bound as a BLOB, it equals no label (the store's filter finds none).
+        raw = speaker.encode("utf-8", "surrogatepass")
+        bound: str | bytes = raw
+        with contextlib.suppress(UnicodeDecodeError):
+            bound = raw.decode("utf-8")
         query = "SELECT coalesce(sum(length(windows)), 0) FROM speakers WHERE speaker = ?"
-        if conn.execute(query, (speaker,)).fetchone()[0] > 4 * most:
+        if conn.execute(query, (bound,)).fetchone()[0] > 4 * most:
             return None
-        rows = conn.execute("SELECT doc, windows FROM speakers WHERE speaker = ?", (speaker,)).fetchall()
+        rows = conn.execute("SELECT doc, windows FROM speakers WHERE speaker = ?", (bound,)).fetchall()
         return {doc: windows for doc, windows in rows if isinstance(doc, str) and isinstance(windows, bytes)}
     except sqlite3.Error:
         return None

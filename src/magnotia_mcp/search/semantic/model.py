@@ -322,6 +322,7 @@ class StaticModel:
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         if not texts:
             return out
+        texts = [whole(text) for text in texts]
         if isinstance(self.tokenizer, Unigram):
             pieces = [self.tokenizer.encode(text) for text in texts]
         else:
@@ -340,3 +341,11 @@ class StaticModel:
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out
+
+
+def whole(text: str) -> str:
+    """text with each lone surrogate (a "\\ud800" escape in the JSON: not Unicode, no UTF-8 form) as U+FFFD, which
+    a tokenizer can read (a replacement: it stands for nothing)."""
+    if text.isascii():
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
