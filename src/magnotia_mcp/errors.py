@@ -19,6 +19,23 @@ RESOURCE_NOT_FOUND = -32002
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 
 
+QUOTED = 100  # of an argument's value, the characters an error quotes: a 900 KB argument is no 900 KB error
+
+
+def quote(value: str) -> str:
+    """value as an error quotes it: repr, its first QUOTED characters only, saying how long it is when cut."""
+    if len(value) <= QUOTED:
+        return repr(value)
+    return f"{value[:QUOTED]!r}… ({len(value)} characters)"
+
+
+def named(value: str) -> str:
+    """value as an error names it (an id, a method, a URI): whole when short, else cut as quote cuts it."""
+    if len(value) <= QUOTED:
+        return value
+    return f"{value[:QUOTED]}… ({len(value)} characters)"
+
+
 class ProtocolError(Exception):
     """A failure that becomes a JSON-RPC error object."""
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp.args import cursors
 from magnotia_mcp.budget import DEFAULT_TOKENS, clip, estimate, json_text, prefix_within
-from magnotia_mcp.errors import InvalidParams, NotFound, ResourceNotFound
+from magnotia_mcp.errors import InvalidParams, NotFound, ResourceNotFound, named
 from magnotia_mcp.text import window_end
 
 if TYPE_CHECKING:
@@ -87,7 +87,9 @@ def transcript_id_from(uri: object) -> str:
     if not isinstance(uri, str):
         raise InvalidParams("invalid params: resources/read needs params.uri, a string")
     if not uri.startswith(URI_PREFIX) or len(uri) == len(URI_PREFIX) or "/" in uri[len(URI_PREFIX) :]:
-        raise ResourceNotFound(f"Resource not found: {uri} (this server has {URI_TEMPLATE})", {"uri": uri})
+        raise ResourceNotFound(
+            f"Resource not found: {named(uri)} (this server has {URI_TEMPLATE})", {"uri": named(uri)}
+        )
     return uri[len(URI_PREFIX) :]
 
 
@@ -108,7 +110,7 @@ async def read_markdown(store: Store, uri: object, budget: int = DEFAULT_TOKENS)
                 include_segments=True,
             )
         except NotFound:
-            raise ResourceNotFound(f"Resource not found: {uri}", {"uri": uri}) from None
+            raise ResourceNotFound(f"Resource not found: {named(str(uri))}", {"uri": named(str(uri))}) from None
     return {"uri": uri, "mimeType": MIME, "text": render(t, budget)}
 
 

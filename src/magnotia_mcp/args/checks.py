@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from magnotia_mcp.errors import InvalidArguments
+from magnotia_mcp.errors import InvalidArguments, quote
 
 if TYPE_CHECKING:
     from magnotia_mcp.args.timewords import Zone
@@ -79,7 +79,7 @@ def _check(name: str, spec: dict[str, Any], value: object) -> object:
             raise InvalidArguments(name, f"must be a string, not {_json_type(value)}")
         if "enum" in spec and value not in spec["enum"]:
             choices = ", ".join(repr(c) for c in spec["enum"])
-            raise InvalidArguments(name, f"must be one of {choices}, not {value!r}")
+            raise InvalidArguments(name, f"must be one of {choices}, not {quote(value)}")
         if len(value) < spec.get("minLength", 0):
             raise InvalidArguments(name, f"must be at least {spec['minLength']} character(s) long")
         if len(value) > spec.get("maxLength", len(value)):
@@ -171,7 +171,7 @@ def store_text(name: str, value: str, stamp: datetime) -> str:
     try:
         stamp = stamp.replace(microsecond=0) + timedelta(milliseconds=millis)
     except OverflowError:
-        raise InvalidArguments(name, f"is outside the years 0001 to 9999 once in UTC: {value!r}") from None
+        raise InvalidArguments(name, f"is outside the years 0001 to 9999 once in UTC: {quote(value)}") from None
     return f"{stamp.year:04d}-" + stamp.strftime("%m-%dT%H:%M:%S") + f".{stamp.microsecond // 1000:03d}Z"
 
 
@@ -184,7 +184,7 @@ def parse_time(name: str, value: str) -> str:
     m = _TIME.fullmatch(value.strip())
     if m is None:
         raise InvalidArguments(
-            name, f"must be an RFC 3339 time like 2026-05-09T14:03:12Z or a date like 2026-05-09, not {value!r}"
+            name, f"must be an RFC 3339 time like 2026-05-09T14:03:12Z or a date like 2026-05-09, not {quote(value)}"
         )
     return _rfc3339(name, value, m)
 
@@ -192,13 +192,13 @@ def parse_time(name: str, value: str) -> str:
 def _rfc3339(name: str, value: str, m: re.Match[str]) -> str:
     year, month, day, hour, minute, second, frac, zone = m.groups()
     if hour is not None and zone is None:
-        raise InvalidArguments(name, f"needs a time zone: add 'Z' for UTC, e.g. {value}Z")
+        raise InvalidArguments(name, f"needs a time zone: add 'Z' for UTC, e.g. {m[0]}Z")
     try:
         stamp = datetime(
             int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0), tzinfo=timezone.utc
         )
     except ValueError as exc:
-        raise InvalidArguments(name, f"is not a real date or time ({exc}): {value!r}") from None
+        raise InvalidArguments(name, f"is not a real date or time ({exc}): {quote(value)}") from None
     nanos = int((frac or "0").ljust(9, "0"))
     millis = -(-nanos // 1_000_000)  # round up
     try:
@@ -210,6 +210,6 @@ def _rfc3339(name: str, value: str, m: re.Match[str]) -> str:
             stamp += timedelta(seconds=1)
             millis = 0
     except OverflowError:
-        raise InvalidArguments(name, f"is outside the years 0001 to 9999 once in UTC: {value!r}") from None
+        raise InvalidArguments(name, f"is outside the years 0001 to 9999 once in UTC: {quote(value)}") from None
     # Not strftime("%Y"): some C libraries write years before 1000 without leading zeros.
     return f"{stamp.year:04d}-" + stamp.strftime("%m-%dT%H:%M:%S") + f".{millis:03d}Z"

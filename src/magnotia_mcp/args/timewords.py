@@ -25,7 +25,7 @@ from datetime import date, datetime, timedelta, timezone, tzinfo
 from typing import NamedTuple, TypeVar
 
 from magnotia_mcp import log
-from magnotia_mcp.errors import InvalidArguments
+from magnotia_mcp.errors import InvalidArguments, quote
 
 UTC = timezone.utc
 ACCEPTED = (
@@ -186,9 +186,9 @@ def resolve(name: str, value: str, *, end: bool, now: datetime | None = None, zo
     try:
         span = _span(name, text, now, zone)
     except (OverflowError, OSError):  # past year 9999 or before year 1, or the system clock's range
-        raise InvalidArguments(name, f"reaches outside the years 0001 to 9999: {value!r}") from None
+        raise InvalidArguments(name, f"reaches outside the years 0001 to 9999: {quote(value)}") from None
     if span is None:
-        raise InvalidArguments(name, f"cannot read {value!r}; use {ACCEPTED}")
+        raise InvalidArguments(name, f"cannot read {quote(value)}; use {ACCEPTED}")
     return span[1] if end else span[0]
 
 
@@ -198,12 +198,12 @@ def _span(name: str, text: str, now: datetime, zone: Zone | None) -> tuple[datet
     if m := _MONTH.fullmatch(text):
         year, month = int(m[1]), int(m[2])
         if year < 1 or not 1 <= month <= 12:
-            raise InvalidArguments(name, f"is not a real month: {text!r} (use YYYY-MM, e.g. 2026-05)")
+            raise InvalidArguments(name, f"is not a real month: {quote(text)} (use YYYY-MM, e.g. 2026-05)")
         start = datetime(year, month, 1, tzinfo=UTC)
         return start, _add_months(start, 1)
     if _YEAR.fullmatch(text):
         if int(text) < 1:
-            raise InvalidArguments(name, f"is not a real year: {text!r}")
+            raise InvalidArguments(name, f"is not a real year: {quote(text)}")
         start = datetime(int(text), 1, 1, tzinfo=UTC)
         return start, _add_months(start, 12)
     zone = zone or current_zone()

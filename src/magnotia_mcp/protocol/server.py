@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from magnotia_mcp import log
-from magnotia_mcp.errors import InvalidRequest, MethodNotFound, ParseError
+from magnotia_mcp.errors import InvalidRequest, MethodNotFound, ParseError, named
 from magnotia_mcp.protocol import jsonrpc, revisions
 from magnotia_mcp.protocol.jsonrpc import JSON, RequestId, reply_of
 from magnotia_mcp.protocol.requests import Request, Send, failure, finish, revision_for
@@ -254,7 +254,7 @@ class Server:
     def _lookup(self, method: str, revision: str) -> Method:
         entry = self.methods.get(method)
         if entry is None or not entry.available(revision):
-            raise MethodNotFound(f"Method not found: {method}")
+            raise MethodNotFound(f"Method not found: {named(method)}")
         return entry
 
     # -- the end of the connection ------------------------------------------------

@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from magnotia_mcp.errors import NotFound
+from magnotia_mcp.errors import NotFound, named
 from magnotia_mcp.store import layouts
 from magnotia_mcp.store.windows import NOWHERE, Read, Window, bounds, fields, raw_range, reach, segment, short
 from magnotia_mcp.text import preview, stored_text, window_end
@@ -221,7 +221,7 @@ async def read_transcript(
     sql = GET_TRANSCRIPT_WITH_SEGMENTS if with_segments else GET_TRANSCRIPT
     row = await db.one(sql, {"id": transcript_id, "long": layouts.LONG_TEXT_BYTES})
     if row is None:
-        raise NotFound(f"Transcript {transcript_id} not found")
+        raise NotFound(f"Transcript {named(transcript_id)} not found")
     result: dict[str, Any] = {
         "id": row["id"],
         "title": row["title"],
@@ -237,7 +237,7 @@ async def read_transcript(
         if read is None:  # a NUL in the text: SQLite cannot cut it, so read it whole
             row = await db.one(sql, {"id": transcript_id, "long": 1 << 62})
             if row is None:
-                raise NotFound(f"Transcript {transcript_id} not found")
+                raise NotFound(f"Transcript {named(transcript_id)} not found")
             read = short(row, fmt, window, max_chars, with_segments)
     else:
         read = short(row, fmt, window, max_chars, with_segments)
@@ -255,7 +255,7 @@ async def _long(
     """A window of a long transcript, read by window: its cost follows the window, not the transcript."""
     lay = await layouts.layout(db, transcript_id)
     if lay is None:
-        raise NotFound(f"Transcript {transcript_id} not found")
+        raise NotFound(f"Transcript {named(transcript_id)} not found")
     used = "formatted" if fmt == "formatted" and lay.formatted_chars is not None else "raw"
     total = lay.formatted_chars if used == "formatted" and lay.formatted_chars is not None else lay.raw_chars
     if lay.formatted_nul if used == "formatted" else lay.raw_nul:
@@ -274,7 +274,7 @@ async def _long(
             params["first"], params["last"] = placement.seqs[i], placement.seqs[j - 1]
         row = await db.one(WINDOW["formatted_text" if used == "formatted" else "raw_text"], params)
         if row is None:
-            raise NotFound(f"Transcript {transcript_id} not found")
+            raise NotFound(f"Transcript {named(transcript_id)} not found")
         piece: str = row["piece"] or ""
         at_end = start + len(piece) >= total
         cut = window_end(piece, 0, limit)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp.args import cursors
 from magnotia_mcp.budget import ITEM_LISTS, ITEM_STRINGS, answer_cost, squeeze
-from magnotia_mcp.errors import InvalidArguments, NotFound
+from magnotia_mcp.errors import InvalidArguments, NotFound, named
 from magnotia_mcp.lru import LRU
 from magnotia_mcp.tools import schema
 
@@ -75,7 +75,7 @@ async def search_inside(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any
     async with ctx.store.reader() as db:
         row = await windows.inside(db, tid)
         if row is None:
-            raise NotFound(f"Transcript {tid} not found")
+            raise NotFound(f"Transcript {named(tid)} not found")
         span = await layouts.segment_ids(db, tid)
         matcher = Matcher(query)
         if query.empty or (span is None and speaker is not None):  # no terms; or no segments, so no speakers
