@@ -229,3 +229,28 @@ def test_rows_up_to_the_chosen_mib_are_held_in_memory(
     assert mapped_kib(tmp_path)[0] == (1 if mapped and hasattr(os, "posix_fallocate") else 0)
     said = capsys.readouterr().err
     assert ("is not a whole number of MiB" in said) == (given == "lots"), said
+
+
+def test_a_search_during_a_load_says_once_that_it_went_by_words(
+    index: Index, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reason a search gives while the index loads says what happened once (issue 45, finding 11b)."""
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    assert index(db, "--model", str(model_dir)).returncode == 0
+    release = threading.Event()
+    real, searcher = nearest._load, nearest.searcher
+
+    def held(store: Path, stamp: tuple[Any, ...]) -> nearest.Searcher:
+        assert release.wait(60)
+        return real(store, stamp)
+
+    monkeypatch.setattr(nearest, "_load", held)
+    monkeypatch.setattr(nearest, "searcher", lambda store: searcher(store, wait=0))
+    try:
+        near, said = search._nearest(db, "new head of development", 5)
+    finally:
+        release.set()
+    assert near is None
+    assert said["used"] is False
+    assert "still loading" in said["why"]
+    assert said["why"].count("went by words") == 1, said["why"]

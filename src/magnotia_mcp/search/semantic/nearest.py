@@ -338,9 +338,7 @@ def searcher(store: Path, wait: float = WAIT) -> Searcher:
     if ready is not None and not load.done.is_set():
         return ready  # the file changed: the last index answers while the new one loads
     if not load.done.wait(wait):
-        raise Unavailable(
-            "the semantic index is still loading (a large one takes a few seconds); this search went by words"
-        )
+        raise Unavailable("the semantic index is still loading (a large one takes a few seconds)")
     if load.error is not None:
         raise load.error
     assert load.result is not None
