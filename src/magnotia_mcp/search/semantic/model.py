@@ -346,6 +346,4 @@ class StaticModel:
 def whole(text: str) -> str:
     """text with each lone surrogate (a "\\ud800" escape in the JSON: not Unicode, no UTF-8 form) as U+FFFD, which
     a tokenizer can read (a replacement: it stands for nothing)."""
-    if text.isascii():
-        return text
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text if text.isascii() else text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
