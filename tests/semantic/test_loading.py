@@ -245,7 +245,7 @@ def test_a_search_during_a_load_says_once_that_it_went_by_words(
         return real(store, stamp)
 
     monkeypatch.setattr(nearest, "_load", held)
-    monkeypatch.setattr(nearest, "searcher", lambda store: searcher(store, wait=0))
+    monkeypatch.setattr(nearest, "searcher", lambda store, **_: searcher(store, wait=0))
     try:
         near, said = search._nearest(db, "new head of development", 5)
     finally:

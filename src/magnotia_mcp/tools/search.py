@@ -12,6 +12,7 @@ from magnotia_mcp.tools import hints, inside, schema
 from magnotia_mcp.tools.base import Tool, ToolContext
 
 if TYPE_CHECKING:  # annotations only: the query language and numpy load on the first search, not at start-up
+    import threading
     from pathlib import Path
 
     from magnotia_mcp.search.querylang import Query
@@ -147,7 +148,14 @@ async def _meaning(
     speaker = speaker_key(args["speaker"]) if "speaker" in args else None
     most = NEAR * (MAX_HITS if filtered else limit)
     filters = (*times, args.get("source"))
-    return await asyncio.to_thread(_nearest, path, args["query"], most, speaker, filters)
+    import threading
+
+    given_up = threading.Event()
+    try:
+        return await asyncio.to_thread(_nearest, path, args["query"], most, speaker, filters, given_up)
+    except asyncio.CancelledError:
+        given_up.set()  # its thread stops waiting for the index: a cancelled call, or a server stopping, waits not
+        raise
 
 
 # One BLAS thread for the server, unless the user chose: it scores one query at a time, on a worker thread
@@ -158,7 +166,12 @@ _BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THRE
 
 
 def _nearest(
-    path: Path, text: str, limit: int, speaker: str | None = None, filters: Filters = (None, None, None)
+    path: Path,
+    text: str,
+    limit: int,
+    speaker: str | None = None,
+    filters: Filters = (None, None, None),
+    given_up: threading.Event | None = None,
 ) -> tuple[Near | None, dict[str, Any]]:
     import os
 
@@ -175,7 +188,7 @@ def _nearest(
         )
         return None, {"used": False, "why": why}
     try:
-        found = searcher(path)
+        found = searcher(path, given_up=given_up)
     except Unavailable as exc:
         return None, {"used": False, "why": f"{exc}; this search went by words only"}
     from magnotia_mcp.search.semantic import refresh

@@ -1,9 +1,8 @@
 """The transcripts nearest a query in meaning, from the store's semantic index held in memory.
 
-The index is read once into arrays and read again only when its file changed; the model is
-loaded once per process and checked against the sha256 the index was built with. Both are kept
-per store. Everything here is synchronous CPU and file work: the server runs it on a worker
-thread, never on the event loop.
+The index is read once into arrays and read again only when its file changed; the model is loaded once per process
+and checked against the sha256 the index was built with. Both are kept per store. Everything here is synchronous CPU
+and file work: the server runs it on a worker thread, never on the event loop.
 """
 
 from __future__ import annotations
@@ -26,8 +25,8 @@ from magnotia_mcp.search.semantic.model import ModelError, StaticModel, fingerpr
 if TYPE_CHECKING:
     from magnotia_mcp.store.hits import Contents
 
-# Below this cosine a chunk is not taken as a match at all: nearest neighbours always exist, and
-# without a floor a query about nothing in the store would still "find" its least unrelated chunks.
+# Below this cosine a chunk is no match at all: nearest neighbours always exist, and without a floor a query about
+# nothing in the store would still "find" its least unrelated chunks.
 FLOOR = 0.3
 
 
@@ -35,8 +34,7 @@ FLOOR = 0.3
 SPOKEN_SHARE = 10
 
 
-# Seconds a search waits for the load it started before it goes by words (the load goes on): a 10k-transcript
-# index loads in about 6 s here; a larger one is used from the first search after it is in.
+# Seconds a search waits for the load it started before going by words (the load goes on): 10k load in ~6 s here.
 WAIT = 10.0
 
 
@@ -48,6 +46,7 @@ class _Load:
         self.done = threading.Event()
         self.result: Searcher | None = None
         self.error: Unavailable | None = None
+        self.waiting: list[threading.Event] = []  # the searches waiting for it: each woken when it ends
         threading.Thread(target=self._run, args=(store,), name="magnotia-index-load", daemon=True).start()
 
     def _run(self, store: Path) -> None:
@@ -58,15 +57,18 @@ class _Load:
         except Exception as exc:  # any failure: the search must still be answered, by words, saying why
             self.error = Unavailable(f"the semantic index could not be loaded ({exc!r}); run `magnotia-mcp index`")
         finally:
-            self.done.set()
+            with _lock:
+                self.done.set()
+                for woken in self.waiting:
+                    woken.set()
 
 
 _lock = threading.Lock()
 _ready: dict[str, Searcher] = {}
 _loads: dict[str, _Load] = {}
 _models: dict[tuple[str, str], StaticModel] = {}
-# Stores whose index the server is bringing up to date (refresh.py): it commits batch after batch, and a
-# reload after each would read the whole index again and again; the loaded one answers until it is done.
+# Stores whose index the server is bringing up to date (refresh.py): a reload after each batch it commits would
+# read the whole index again and again; the loaded one answers until it is done.
 refreshing: set[str] = set()
 
 
@@ -266,9 +268,8 @@ def _settle(index: Loaded, query: NDArray[np.float32], best: NDArray[np.float32]
     Which of their windows: those that may be among its CITED best exactly (_in_doubt), its best among them. Over
     the bench's 10k searches, 219 of 14k windows at the median, 1.1k of 33k at p90.
     """
-    # kth among those at FLOOR - slack or above only: near is the same set (when more than limit of them are, kth is
-    # too; else only FLOOR's bound counts). numpy's partition slows ~10x on many equal values: the -inf of a search
-    # among some.
+    # kth among those at FLOOR - slack or above only: near is the same set (when more than limit are, kth is too;
+    # else only FLOOR's bound counts). numpy's partition slows ~10x on many equal values: a search among some's -inf.
     floor = FLOOR - slack
     above = best[best >= floor]
     kth = float(np.partition(above, len(above) - limit)[len(above) - limit]) if limit < len(above) else -np.inf
@@ -319,13 +320,11 @@ def _top(best: NDArray[np.float32], limit: int) -> list[int]:
     return [int(d) for d in among[np.argsort(-best[among], kind="stable")][:limit]]
 
 
-def searcher(store: Path, wait: float = WAIT) -> Searcher:
-    """The store's index and model; Unavailable says why this search must go by words.
-
-    Loading runs on a thread of its own and no call waits for it longer than wait: a large index takes
-    seconds to load (it is read whole into memory), and a search answers by words meanwhile, saying so.
-    When the index file changed, the one already loaded answers until the new one is in.
-    """
+def searcher(store: Path, wait: float | None = None, given_up: threading.Event | None = None) -> Searcher:
+    """The store's index and model; Unavailable says why this search must go by words. Loading runs on a thread of
+    its own and no call waits for it longer than wait (WAIT), nor once given_up is set: a large index takes seconds
+    to load (it is read whole into memory), and a search answers by words meanwhile, saying so. When the index file
+    changed, the one already loaded answers until the new one is in."""
     key = str(store)
     stamp = indexfile.stamp(indexfile.location(store))
     with _lock:
@@ -335,9 +334,13 @@ def searcher(store: Path, wait: float = WAIT) -> Searcher:
         load = _loads.get(key)
         if load is None or load.stamp != stamp:
             load = _loads[key] = _Load(store, stamp)
+        # Woken when the load ends, or when the search gives up (cancelled: a stopping server waits for no load).
+        load.waiting.append(woken := given_up or threading.Event())
     if ready is not None and not load.done.is_set():
         return ready  # the file changed: the last index answers while the new one loads
-    if not load.done.wait(wait):
+    if not load.done.is_set():
+        woken.wait(WAIT if wait is None else wait)
+    if not load.done.is_set():
         raise Unavailable("the semantic index is still loading (a large one takes a few seconds)")
     if load.error is not None:
         raise load.error
