@@ -1,5 +1,8 @@
 """The assistant set's command-line client against both servers, over their real stdio, on a generated store.
 
+It tests the bench's harness (devkit), not a build of the server: it lives outside tests/e2e, which the dist,
+freeze and docker sessions run again against each artifact.
+
 What the model sees is what ``ask`` prints (the result's ``content`` text); what it cost goes to the log. The
 naive baseline answers the same tool names, never shows the trash and never writes to the store; ours runs
 through ``clock``, so "yesterday" is the day before the store's fixed now.
