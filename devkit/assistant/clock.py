@@ -3,7 +3,7 @@
 The server has no setting for "now": it reads the clock where arguments are checked (``args.checks``) and where
 time words are resolved (``args.timewords``). This launcher gives both modules a ``datetime`` whose ``now()`` is
 ``planted.NOW``, then runs the server's own command line unchanged; everything else is the real server.
-tests/e2e/test_assistant_tools.py checks that "yesterday" means the day before ``NOW`` through it.
+tests/unit/test_assistant_tools.py checks that "yesterday" means the day before ``NOW`` through it.
 
     python -m devkit.assistant.clock --db STORE      # the arguments of `magnotia-mcp`
 """
