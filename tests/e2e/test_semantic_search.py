@@ -590,9 +590,8 @@ def test_segments_numbered_as_no_app_numbers_them_are_indexed_and_cited(
     assert sorted(hits) == sorted([below, beyond]), result
     assert all(hit["matched_by"] == "meaning" for hit in hits.values())
     assert [(m["seq"], m["snippet"]) for m in hits[below]["moments"]] == [(-3, passage)]
-    # No segment to cite, and no text but its segments' (raw_text is empty): the snippet is its text's opening, empty,
-    # never its title again (the hit has the title).
-    assert (hits[beyond]["moments"], hits[beyond]["snippet"]) == ([], "")
+    # No segment to cite, and no text but its segments' (raw_text is empty): its title is all there is to show.
+    assert (hits[beyond]["moments"], hits[beyond]["snippet"]) == ([], "Plans")
 
 
 def test_an_unusable_index_is_said_and_words_still_answer(store: Path, start_server: Start, launcher: Launcher) -> None:

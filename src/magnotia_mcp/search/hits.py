@@ -106,7 +106,7 @@ def _matched_and_snippet(
     """
     query = matcher.query
     if c.coverage == len(query.clauses) == len(query.phrases):
-        return [True] * len(query.phrases), _best_snippet(matcher, texts)
+        return [True] * len(query.phrases), _best_snippet(matcher, texts) or c.title or ""
     folded = [fold(t) if t else None for t in texts]
     title = fold(c.title) if c.title else ""
     if speaker:
@@ -114,7 +114,8 @@ def _matched_and_snippet(
         hits = [a or b for a, b in zip(said, matcher.title_terms(title), strict=True)]
     else:
         hits = matcher.terms_matched(*(f for f in folded if f), title=title)
-    return hits, _best_snippet(matcher, texts, folded)
+    # No text at all (a meeting kept only as segments no moment cites): its title is all there is to show.
+    return hits, _best_snippet(matcher, texts, folded) or c.title or ""
 
 
 def _shaped(
