@@ -22,10 +22,10 @@ import generate
 from client import TOOLS, Json
 
 try:
-    from magnotia_mcp.budget import UNIT, Parts, json_text, parts, tokens
+    from magnotia_mcp.tokencost import UNIT, Parts, json_text, parts, tokens
 except ImportError:  # a checkout without the package installed (as floor.py): use its src/
     sys.path.insert(0, str(generate.REPO_DIR / "src"))
-    from magnotia_mcp.budget import UNIT, Parts, json_text, parts, tokens
+    from magnotia_mcp.tokencost import UNIT, Parts, json_text, parts, tokens
 
 # The field classes, in the report's column order; "structure" is keys and punctuation, "other" the
 # values of no class below (counts, scores, modes, sources, offsets, matched_terms, flags).

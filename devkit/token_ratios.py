@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from devkit.storefactory import StoreBuilder
-from magnotia_mcp.budget import estimate, json_text
 from magnotia_mcp.demo import build_sample_store
+from magnotia_mcp.tokencost import estimate, json_text
 from tests.support import languages, tokencount
 
 QUERIES = {

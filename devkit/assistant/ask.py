@@ -24,7 +24,7 @@ from typing import Any
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from magnotia_mcp.budget import estimate
+from magnotia_mcp.tokencost import estimate
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 120.0

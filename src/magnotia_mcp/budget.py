@@ -11,106 +11,41 @@ answer, the larger of the text content and the compact JSON of
 read the text). Counting both, as this once did, cut answers to a third of what
 the model could take.
 
-The estimate is an upper bound, by kind of UTF-8 character, in a few passes of
-C-speed byte operations (no tables of tokens), calibrated against OpenAI's
-o200k_base and Anthropic's legacy Claude tokenizer on the server's answers
-(devkit/token_ratios.py; tests/e2e/test_budget_tokenizers.py checks it), in
-1/UNIT tokens (``_RATES``):
-
-* ASCII letters and spaces: 1/4 (English runs 3.7-3.8 letters a token; German and
-  Romance languages 2.6-2.7 by the Claude tokenizer, which the accents below pay for);
-* digits: 2/3 (o200k groups them by three; long numbers, ISO times, UUIDs);
-* ``"``: 3/10 (JSON's ``":"`` and ``","`` merge into one token);
-* other ASCII (punctuation, line breaks): 14/15;
-* a 2-byte character (accented Latin): 3.5, the mark of text that costs more per letter;
-* a 3-byte character (CJK, kana, Hangul): 1.3 (about 0.9-1.25 real: kanji-dense text costs most);
-* a 4-byte character (emoji): 3.33.
-
-Estimate over the larger real count, per answer: English 1.12-1.32; Portuguese,
-Spanish, German, French 1.03-1.28; Chinese, Japanese 1.13-1.29; emoji
-1.09-1.25; long numbers 1.02-1.22 (before: 1.4-1.95, on both copies summed).
+The estimate (``tokencost``) is an upper bound within about 14% by two real tokenizers, so an answer cut
+for its budget holds most of what the model could take.
 """
 
 from __future__ import annotations
 
-import json
+import re
 from typing import Any
 
 from magnotia_mcp.text import item_line, result_text
+from magnotia_mcp.tokencost import (
+    NO_PARTS,
+    UNIT,
+    Parts,
+    estimate,
+    json_text,
+    parts,
+    plus,
+    string_cost,
+    tokens,
+)
 
 DEFAULT_TOKENS = 8_000  # under the 10,000 at which Claude Code starts to warn
 MAX_TOKENS = 20_000  # under the 25,000 it refuses by default, with room for its own count
 MIN_TOKENS = 1_000  # room for a transcript's details and some text
 
-_ASCII = bytes(range(128))
-_WORD = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ "
-_DIGITS = b"0123456789"
-_BELOW_3 = bytes(range(0xE0))  # deleting these leaves the first bytes of 3- and 4-byte characters
-_BELOW_4 = bytes(range(0xF0))  # ... and these, the first bytes of 4-byte characters
-
-# What each kind of character costs, in 1/UNIT tokens (see the module docstring for how they were measured).
-UNIT = 120
-_RATES = {"word": 30, "digit": 80, "quote": 36, "other": 112, "two": 420, "three": 156, "four": 400}
-_WORD_UNITS, _DIGIT_UNITS, _QUOTE_UNITS, _OTHER_UNITS = (_RATES[k] for k in ("word", "digit", "quote", "other"))
-_TWO_UNITS, _THREE_UNITS, _FOUR_UNITS = (_RATES[k] for k in ("two", "three", "four"))
-
-
-# What estimate counts of a text, kept so that pieces' counts add up to the whole's exactly:
-# its cost in 1/UNIT tokens (a tuple, so plus and NO_PARTS keep their shape if kinds are ever counted apart).
-Parts = tuple[int]
-NO_PARTS: Parts = (0,)
-
-
-def parts(text: str) -> Parts:
-    """The counts estimate makes of text (see the module docstring); counts of concatenated texts add up."""
-    data = text.encode("utf-8", "surrogatepass")
-    total = len(data)
-    high = len(data.translate(None, _ASCII))  # bytes of non-ASCII characters
-    words = total - len(data.translate(None, _WORD))
-    digits = total - len(data.translate(None, _DIGITS))
-    quotes = data.count(b'"')
-    other = total - high - words - digits - quotes
-    units = _WORD_UNITS * words + _DIGIT_UNITS * digits + _QUOTE_UNITS * quotes + _OTHER_UNITS * other
-    if not high:
-        return (units,)
-    wide = len(data.translate(None, _BELOW_3))  # 3- and 4-byte characters: one lead byte each
-    fours = len(data.translate(None, _BELOW_4))
-    chars = len(text) - (total - high)  # non-ASCII characters
-    return (units + _TWO_UNITS * (chars - wide) + _THREE_UNITS * (wide - fours) + _FOUR_UNITS * fours,)
-
-
-def plus(a: Parts, b: Parts, times: int = 1) -> Parts:
-    """a and times b, counted together."""
-    return (a[0] + times * b[0],)
-
-
-def tokens(counts: Parts) -> int:
-    """The estimate of a text from its counts."""
-    return -(-counts[0] // UNIT)
-
-
-def estimate(text: str) -> int:
-    """Tokens text may cost, from above (see the module docstring)."""
-    return tokens(parts(text))
-
-
-def json_text(value: Any) -> str:
-    """value as the compact JSON a host makes of structuredContent."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def string_cost(value: str) -> int:
-    """What a string costs inside JSON: its escapes included, its quotes left out."""
-    return tokens(string_parts(value))
-
 
 def prefix_within(text: str, tokens: int, inner: Parts | None = None) -> int:
     """How many characters of text, from its start, fit in tokens (their JSON form costed).
 
-    Linear: the text is costed in blocks, and only the block where the budget runs
-    out is bisected. Each block's cost is rounded up, so the prefix may leave up to
-    a token a block (1,024 characters) unused. inner, the text's string_parts when
-    already counted, answers at once for a text that fits with room for that rounding.
+    Linear: the text is costed in blocks of about 1,024 characters, each ended after a character that
+    is neither a letter nor a space (so that their counts add up: ``parts``), and only the block where
+    the budget runs out is bisected. Each block's cost is rounded up, so the prefix may leave up to a
+    token a block unused. inner, the text's string_parts when already counted, answers at once for a
+    text that fits with room for that rounding.
     """
     if tokens <= 0:
         return 0
@@ -120,9 +55,11 @@ def prefix_within(text: str, tokens: int, inner: Parts | None = None) -> int:
         if -(-inner[0] // UNIT) + blocks <= tokens:
             return len(text)
     while at < len(text):
-        cost = string_cost(text[at : at + block])
+        seam = _SEAM.search(text, at + block)
+        end = seam.end() if seam else len(text)
+        cost = string_cost(text[at:end])
         if used + cost > tokens:
-            lo, hi = 0, min(block, len(text) - at)  # lo fits, hi does not
+            lo, hi = 0, end - at  # lo fits, hi does not
             while hi - lo > 1:
                 mid = (lo + hi) // 2
                 if used + string_cost(text[at : at + mid]) <= tokens:
@@ -131,8 +68,12 @@ def prefix_within(text: str, tokens: int, inner: Parts | None = None) -> int:
                     hi = mid
             return at + lo
         used += cost
-        at += block
+        at = end
     return len(text)
+
+
+# Where a block of text may end: after a character that neither a word nor a run of spaces goes on through.
+_SEAM = re.compile("[^A-Za-z\u0080-\u07ff ]")
 
 
 def clip(value: str, tokens: int, mark: str = "…") -> str:
@@ -147,14 +88,6 @@ def answer_cost(result: dict[str, Any], copies: int) -> int:
     structuredContent, whichever costs more (a host shows the model one of them)."""
     cost = estimate(result_text(result))
     return max(cost, estimate(json_text(result))) if copies > 1 else cost
-
-
-def string_parts(value: str) -> Parts:
-    """The counts of value inside JSON: its escapes counted, its quotes left out (see string_cost)."""
-    return plus(parts(json.dumps(value, ensure_ascii=False)), _QUOTES, -1)
-
-
-_QUOTES = parts('""')
 
 
 def cost_with_string(result: dict[str, Any], copies: int, key: str, inner: Parts) -> int:

@@ -11,9 +11,10 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from magnotia_mcp.args.checks import time_range
-from magnotia_mcp.budget import DEFAULT_TOKENS, clip, estimate, json_text
+from magnotia_mcp.budget import DEFAULT_TOKENS, clip
 from magnotia_mcp.errors import InvalidArguments, InvalidParams, ResourceNotFound
 from magnotia_mcp.resources import URI_TEMPLATE, display_name, read_markdown, transcript_uri
+from magnotia_mcp.tokencost import estimate, json_text
 
 if TYPE_CHECKING:
     from magnotia_mcp.store.pool import Store

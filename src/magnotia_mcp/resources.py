@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp.args import cursors
-from magnotia_mcp.budget import DEFAULT_TOKENS, clip, estimate, json_text, prefix_within
+from magnotia_mcp.budget import DEFAULT_TOKENS, clip, prefix_within
 from magnotia_mcp.errors import InvalidParams, NotFound, ResourceNotFound, named
 from magnotia_mcp.text import window_end
+from magnotia_mcp.tokencost import estimate, json_text
 
 if TYPE_CHECKING:
     from magnotia_mcp.store.pool import Store

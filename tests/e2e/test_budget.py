@@ -205,15 +205,23 @@ def test_a_time_window_cut_for_the_budget_is_read_to_its_end_by_what_the_answer_
 ) -> None:
     tid, said = MEETINGS[kind]
     spans = _spans(said)
-    first, last = 3_000, 3_600  # about half an hour of the meeting: more than one answer holds
+    first, last = 3_000, 3_600  # about half an hour of the meeting: more than two answers of 4,000 tokens hold
+    budget = 4_000
     window, cost = call(
         srv,
         "get_transcript",
-        {"id": tid, "format": "raw", "start_ms": spans[first][2], "end_ms": spans[last][2], "max_chars": 100_000},
+        {
+            "id": tid,
+            "format": "raw",
+            "start_ms": spans[first][2],
+            "end_ms": spans[last][2],
+            "max_chars": 100_000,
+            "max_tokens": budget,
+        },
     )
     expected = RAW[kind][spans[first][0] : spans[last - 1][1]]
     assert len(expected) < 100_000  # the time window, not max_chars, ends what was asked for
-    assert cost <= DEFAULT_TOKENS
+    assert cost <= budget
     assert window["truncated"] is True
     parts = [window["text"]]
     while window.get("next_max_chars"):
@@ -221,9 +229,15 @@ def test_a_time_window_cut_for_the_budget_is_read_to_its_end_by_what_the_answer_
         window, cost = call(
             srv,
             "get_transcript",
-            {"id": tid, "format": "raw", "offset": window["next_offset"], "max_chars": window["next_max_chars"]},
+            {
+                "id": tid,
+                "format": "raw",
+                "offset": window["next_offset"],
+                "max_chars": window["next_max_chars"],
+                "max_tokens": budget,
+            },
         )
-        assert cost <= DEFAULT_TOKENS
+        assert cost <= budget
         parts.append(window["text"])
     assert len(parts) > 2
     assert "".join(parts) == expected

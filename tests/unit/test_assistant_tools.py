@@ -22,7 +22,7 @@ import pytest
 
 from devkit.assistant import store
 from devkit.assistant.planted import PLANTED
-from magnotia_mcp.budget import estimate
+from magnotia_mcp.tokencost import estimate
 
 REPO = Path(__file__).resolve().parents[2]
 

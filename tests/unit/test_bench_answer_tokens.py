@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from magnotia_mcp.budget import UNIT, estimate, json_text, parts
 from magnotia_mcp.text import result_text
+from magnotia_mcp.tokencost import UNIT, estimate, json_text, parts
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 

@@ -6,47 +6,39 @@ from typing import Any
 
 import pytest
 
-from magnotia_mcp.budget import (
-    NO_PARTS,
-    PageCost,
-    answer_cost,
-    clip,
-    cost_with_string,
-    estimate,
-    fit_page,
-    json_text,
-    parts,
-    plus,
-    prefix_within,
-    squeeze,
-    string_cost,
-    string_parts,
-)
-from magnotia_mcp.budget import (
-    tokens as token_count,
-)
+from magnotia_mcp.budget import PageCost, answer_cost, clip, cost_with_string, fit_page, prefix_within, squeeze
 from magnotia_mcp.text import item_line, result_text
+from magnotia_mcp.tokencost import NO_PARTS, RATES, UNIT, estimate, json_text, parts, plus, string_cost, string_parts
+from magnotia_mcp.tokencost import tokens as token_count
 
 FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466"  # 4 emoji joined by 3 ZWJ
 
 
 @pytest.mark.parametrize(
-    ("text", "tokens"),
+    ("text", "counted"),
     [
-        pytest.param("", 0, id="empty"),
-        pytest.param("abcd efg" * 3, 6, id="letters-and-spaces-a-quarter"),
-        pytest.param("202605", 4, id="digits-two-thirds"),
-        pytest.param('""""""""""', 3, id="quotes-three-tenths"),
-        pytest.param("-:,.{}[]\n/!?:-:", 14, id="other-ascii-fourteen-fifteenths"),
-        pytest.param("éñü" * 2, 21, id="two-byte-three-and-a-half"),
-        pytest.param("会議の予算" * 4, 26, id="three-byte-one-and-three-tenths"),
-        pytest.param("🎉😀😀", 10, id="four-byte-three-and-a-third"),
-        pytest.param(FAMILY, -(-(4 * 400 + 3 * 156) // 120), id="zwj-sequence"),
-        pytest.param("\ud83d", 2, id="lone-surrogate"),
+        pytest.param("", {}, id="empty"),
+        pytest.param("one two six ten", {"word": 4}, id="short-words-one-each-spaces-nothing"),
+        pytest.param("abcdefghijkl", {"word": 1, "six": 2, "ten": 1}, id="a-long-word-and-its-runs-of-six-and-ten"),
+        pytest.param("202605", {"digit": 6}, id="digits"),
+        pytest.param('""""""""""', {"quote": 10}, id="quotes"),
+        pytest.param("-:,.{}[]\n/!?:-:", {"other": 15}, id="other-ascii"),
+        pytest.param(" " * 8, {"indent": 4}, id="two-spaces-in-a-row"),
+        pytest.param("éñü" * 2, {"word": 1, "six": 1, "two": 6}, id="two-byte-letters-of-a-word"),
+        pytest.param("会議の予算" * 4, {"cheap": 12, "dear": 8}, id="three-byte-cheap-and-dear"),
+        pytest.param("🎉😀😀", {"four": 3}, id="four-byte"),
+        pytest.param(FAMILY, {"four": 4, "dear": 3}, id="zwj-sequence"),
+        pytest.param("\ud83d", {"dear": 1}, id="lone-surrogate"),
     ],
 )
-def test_each_kind_of_character_costs_its_rate(text: str, tokens: int) -> None:
-    assert estimate(text) == tokens
+def test_each_feature_costs_its_rate(text: str, counted: dict[str, int]) -> None:
+    assert estimate(text) == -(-sum(n * RATES[k] for k, n in counted.items()) // UNIT)
+
+
+def test_the_cheap_three_byte_characters_are_those_both_tokenizers_take_whole() -> None:
+    """会 and の are one token by both; 議 is one by o200k but two by the Claude tokenizer: dear."""
+    assert estimate("会") == estimate("の") == 1
+    assert estimate("議") == 3
 
 
 def test_the_estimate_of_texts_is_the_sum_of_their_counts_rounded_up() -> None:

@@ -22,19 +22,9 @@ from bisect import bisect_right
 from collections.abc import Callable
 from typing import Any
 
-from magnotia_mcp.budget import (
-    NO_PARTS,
-    Parts,
-    answer_cost,
-    cost_with_string,
-    json_text,
-    parts,
-    plus,
-    squeeze,
-    string_parts,
-    tokens,
-)
+from magnotia_mcp.budget import answer_cost, cost_with_string, squeeze
 from magnotia_mcp.text import item_line, result_text, window_end
+from magnotia_mcp.tokencost import NO_PARTS, Parts, json_text, parts, plus, string_parts, tokens
 
 # What may give way in a transcript's details when they alone would fill the budget.
 _DETAILS = frozenset({"title", "speakers", "speaker"})  # never "text": windows must rebuild the whole
