@@ -17,7 +17,6 @@ for its budget holds most of what the model could take.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from magnotia_mcp.text import item_line, result_text
@@ -29,6 +28,7 @@ from magnotia_mcp.tokencost import (
     json_text,
     parts,
     plus,
+    seam,
     string_cost,
     tokens,
 )
@@ -41,11 +41,10 @@ MIN_TOKENS = 1_000  # room for a transcript's details and some text
 def prefix_within(text: str, tokens: int, inner: Parts | None = None) -> int:
     """How many characters of text, from its start, fit in tokens (their JSON form costed).
 
-    Linear: the text is costed in blocks of about 1,024 characters, each ended after a character that
-    is neither a letter nor a space (so that their counts add up: ``parts``), and only the block where
-    the budget runs out is bisected. Each block's cost is rounded up, so the prefix may leave up to a
-    token a block unused. inner, the text's string_parts when already counted, answers at once for a
-    text that fits with room for that rounding.
+    Linear: the text is costed in blocks of about 1,024 characters, each ended at a ``seam`` (so that
+    their counts add up), and only the block where the budget runs out is bisected. Each block's cost is
+    rounded up, so the prefix may leave up to a token a block unused. inner, the text's string_parts when
+    already counted, answers at once for a text that fits with room for that rounding.
     """
     if tokens <= 0:
         return 0
@@ -55,8 +54,7 @@ def prefix_within(text: str, tokens: int, inner: Parts | None = None) -> int:
         if -(-inner[0] // UNIT) + blocks <= tokens:
             return len(text)
     while at < len(text):
-        seam = _SEAM.search(text, at + block)
-        end = seam.end() if seam else len(text)
+        end = seam(text, at + block)
         cost = string_cost(text[at:end])
         if used + cost > tokens:
             lo, hi = 0, end - at  # lo fits, hi does not
@@ -70,10 +68,6 @@ def prefix_within(text: str, tokens: int, inner: Parts | None = None) -> int:
         used += cost
         at = end
     return len(text)
-
-
-# Where a block of text may end: after a character that neither a word nor a run of spaces goes on through.
-_SEAM = re.compile("[^A-Za-z\u0080-\u07ff ]")
 
 
 def clip(value: str, tokens: int, mark: str = "…") -> str:

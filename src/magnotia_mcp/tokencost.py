@@ -23,6 +23,7 @@ into bytes, can cost more than estimated.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 _ASCII = bytes(range(128))
@@ -68,6 +69,7 @@ RATES = {
     "word": 1017,
     "six": 362,  # each run of 6 letters in a word (non-overlapping) ...
     "ten": 4583,  # ... and of 10
+    "space": 0,  # a single space: tokens carry their leading space
     "indent": 1466,  # two spaces in a row
     "digit": 757,
     "quote": 621,
@@ -77,7 +79,8 @@ RATES = {
     "dear": 2145,  # any other 3-byte character
     "four": 2712,
 }
-_WORD, _SIX_UNITS, _TEN_UNITS, _INDENT = (RATES[k] for k in ("word", "six", "ten", "indent"))
+_WORD, _SIX_UNITS, _TEN_UNITS = (RATES[k] for k in ("word", "six", "ten"))
+_SPACE, _INDENT = RATES["space"], RATES["indent"]
 _DIGIT, _QUOTE, _OTHER = (RATES[k] for k in ("digit", "quote", "other"))
 _TWO, _CHEAP_UNITS, _DEAR, _FOUR = (RATES[k] for k in ("two", "cheap", "dear", "four"))
 
@@ -103,6 +106,7 @@ def parts(text: str) -> Parts:
         _WORD * (words.count(b" a") + words.startswith(b"a"))
         + _SIX_UNITS * words.count(_SIX)
         + _TEN_UNITS * words.count(_TEN)
+        + _SPACE * spaces
         + _INDENT * data.count(b"  ")
         + _DIGIT * digits
         + _QUOTE * quotes
@@ -120,6 +124,18 @@ def parts(text: str) -> Parts:
     else:
         cheap = 0
     return (units + _TWO * (chars - wide) + _CHEAP_UNITS * cheap + _DEAR * (threes - cheap) + _FOUR * fours,)
+
+
+def seam(text: str, at: int) -> int:
+    """The first place from at where text may be cut into pieces whose counts add up to the whole's, or its end.
+
+    After a character that no word, run of spaces or JSON escape (``\\n``, ``\\u001f``: letters) goes on through.
+    """
+    found = _SEAM.search(text, at)
+    return found.end() if found else len(text)
+
+
+_SEAM = re.compile("[^A-Za-z\u0080-\u07ff \x00-\x1f]")
 
 
 def plus(a: Parts, b: Parts, times: int = 1) -> Parts:

@@ -7,12 +7,12 @@ how many characters of the window each one needs: ``windows.reach``).
 
 The cut is the longest that fits: one more character (or cluster) would be over.
 It is found on a model of the answer's cost in which every piece is encoded once:
-the text's counts in blocks, added up to any prefix (``parts`` adds up over
-concatenation), each segment's counts added up to any number of them, and the rest
+the text's counts in blocks ended at seams, added up to any prefix (``parts`` adds up
+over such pieces), each segment's counts added up to any number of them, and the rest
 of the answer (details, note) counted again only when its numbers change. Then the
 model's choice is checked with ``cost_with_string``, the budget's own count: it
-fits, and one more character does not. Where the model and the count disagree (an
-estimate changed under it) the search goes on with the count itself, so the cut is
+fits (and one more character does not, as the model, exact, says). Where the model
+and the count disagree (an estimate changed under it) the search goes on with the count itself, so the cut is
 right whatever the estimate; the model only makes it cheap.
 """
 
@@ -24,7 +24,7 @@ from typing import Any
 
 from magnotia_mcp.budget import answer_cost, cost_with_string, squeeze
 from magnotia_mcp.text import item_line, result_text, window_end
-from magnotia_mcp.tokencost import NO_PARTS, Parts, json_text, parts, plus, string_parts, tokens
+from magnotia_mcp.tokencost import NO_PARTS, Parts, json_text, parts, plus, seam, string_parts, tokens
 
 # What may give way in a transcript's details when they alone would fill the budget.
 _DETAILS = frozenset({"title", "speakers", "speaker"})  # never "text": windows must rebuild the whole
@@ -36,6 +36,7 @@ _BLOCK = 512  # characters of text counted together: a prefix costs its whole bl
 _OPENED = parts("\n\n  ")
 _LINE_SEPARATOR = parts(",\n")
 _COMMA = parts(",")
+_INDENT, _SPACE = parts(item_line(None)[:-4]), parts(" ")  # item_line's indent; a space after a separator
 
 
 def fit_window(result: dict[str, Any], needs: list[int], budget: int, copies: int, by_time: bool) -> dict[str, Any]:
@@ -91,6 +92,7 @@ class _Cut:
         # Counts of the text's first i blocks, and of the first i segments (text content, structuredContent),
         # each grown only as far as a probe reaches.
         self._blocks: list[Parts] = [NO_PARTS]
+        self._block_ends: list[int] = [0]
         self._lines: list[Parts] = [NO_PARTS]
         self._compact: list[Parts] = [NO_PARTS]
         # The rest of the answer (details, note), counted once: a cut changes only the values _said
@@ -138,7 +140,10 @@ class _Cut:
         # The guess is off by a few percent, as the segments' lengths vary: the first steps are that size.
         fits = lambda n: self._modelled(window_end(self._text, 0, n)) <= self._budget  # noqa: E731
         found = _largest(fits, 1, last, guess, max(1, guess // 64))
-        # The budget's own count decides: two counts when the model was right.
+        # The budget's own count decides. The model adds up exactly what the count counts, so one more is over
+        # by both when the count agrees that found fits: one count. Else the count searches on by itself.
+        if found and self._fits(found):
+            return found
         return _largest(self._fits, 1, last, found)
 
     def _fits(self, chars: int) -> bool:
@@ -161,17 +166,23 @@ class _Cut:
         return max(tokens(lines), tokens(compact))  # a host shows the model one copy: the larger counts
 
     def _text_parts(self, end: int) -> Parts:
-        whole, blocks = end // _BLOCK, self._blocks
-        while len(blocks) <= whole:
-            at = (len(blocks) - 1) * _BLOCK
-            blocks.append(plus(blocks[-1], string_parts(self._text[at : at + _BLOCK])))
-        return plus(blocks[whole], string_parts(self._text[whole * _BLOCK : end]))
+        text, ends, blocks = self._text, self._block_ends, self._blocks
+        while ends[-1] < end:  # blocks end at seams, so that their counts add up to the prefix's exactly
+            at = ends[-1]
+            stop = seam(text, at + _BLOCK)
+            blocks.append(plus(blocks[-1], string_parts(text[at:stop])))
+            ends.append(stop)
+        whole = bisect_right(ends, end) - 1
+        return plus(blocks[whole], string_parts(text[ends[whole] : end]))
 
     def _grow_segments(self, k: int) -> None:
+        # A segment is a flat object: its line is its compact JSON, indented, with a space after each of its
+        # separators (n - 1 commas, n colons), so one encoding counts both copies.
         for s in self._segments[len(self._lines) - 1 : k]:
-            self._lines.append(plus(self._lines[-1], parts(item_line(s))))
+            compact = parts(json_text(s))
+            self._lines.append(plus(plus(plus(self._lines[-1], compact), _INDENT), _SPACE, 2 * len(s) - 1))
             if self._copies > 1:
-                self._compact.append(plus(self._compact[-1], parts(json_text(s))))
+                self._compact.append(plus(self._compact[-1], compact))
 
     def _guess(self) -> int:
         """Where the cut may be: the share of the budget left beside what the answer costs without text, scaled
