@@ -243,3 +243,13 @@ def test_the_store_mode_does_not_matter(srv: ServerProcess, shared_servers: Shar
     for query in ("passports", "visa OR embassy", '"passport photo"', "embas*", "resume", "filler", "the"):
         arguments = {"query": query, "limit": 3}
         assert tasks_of(srv, arguments) == tasks_of(scan, arguments), query
+
+
+def test_a_page_found_by_words_holds_ten_tasks_unless_limit_says_otherwise(srv: ServerProcess) -> None:
+    """A query's page is short by default (a model reads it whole); a list without one holds 50."""
+    found = srv.result("list_tasks", {"query": "filler", "max_tokens": 20_000})
+    assert len(found["tasks"]) == 10
+    assert found["next_cursor"] is not None
+    assert len(srv.result("list_tasks", {"query": "filler", "limit": 25, "max_tokens": 20_000})["tasks"]) == 25
+    listed = srv.result("list_tasks", {"max_tokens": 20_000})
+    assert len(listed["tasks"]) == min(50, len(TASKS) - 2)  # all but the two of the transcript in the trash

@@ -32,12 +32,13 @@ JSON = dict[str, Any]
 # of a time (TIME_HELP) and how a model gets the most from a call (the assistant set measured each).
 INSTRUCTIONS = (
     "Read-only access to the user's Magnotia history: transcripts of their dictations and meetings, and the tasks "
-    "extracted from them. search_transcripts matches words (any ending, case or accent), not meaning: put the "
-    "words the speakers would have used, synonyms and translations into the store's languages into one query "
-    "joined with OR. To find what was said inside one transcript (a long meeting), search with its transcript_id "
-    "rather than reading it. Hits and lists say who spoke and for how long; list_transcripts filters by speaker, "
-    "list_tasks by words (query). Pass next_cursor back as cursor for more; get_transcript reads on with "
-    f"offset=next_offset. Times (since, until, due_before): {TIME_HELP}. Times in answers are UTC."
+    "extracted from them. search_transcripts matches words (any ending, case or accent), not meaning. Search "
+    "first with the few distinctive words the speakers would have used (transcripts matching more of them rank "
+    "first; limit 3 finds one meeting); when that finds little, add synonyms and translations into the store's "
+    "languages joined with OR. To find what was said inside one transcript (a long meeting), search with its "
+    "transcript_id rather than reading it. Hits and lists say who spoke and for how long; list_transcripts "
+    "filters by speaker, list_tasks by words (query). Pass next_cursor back as cursor for more; get_transcript "
+    f"reads on with offset=next_offset. Times (since, until, due_before): {TIME_HELP}. Times in answers are UTC."
 )
 
 

@@ -14,6 +14,12 @@ if TYPE_CHECKING:  # annotations only: the store's SQL is imported on first use
     from magnotia_mcp.store.tasks import Words
 
 
+PAGE = 50
+# Tasks found by words come soonest due first, not by relevance: a model reads a page whole, and a broad
+# query's 50 tasks cost it about 11,000 tokens (the assistant set) where 10 show what matched and a cursor.
+QUERY_PAGE = 10
+
+
 async def _list_tasks(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     from magnotia_mcp.store.tasks import list_tasks  # on first use: initialize does not need it
 
@@ -26,7 +32,7 @@ async def _list_tasks(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
         async with ctx.store.reader() as db:
             page, key = await list_tasks(
                 db,
-                limit=args["limit"],
+                limit=args.get("limit", QUERY_PAGE if "query" in args else PAGE),
                 status=args["status"],
                 transcript_id=args.get("transcript_id"),
                 due_before=window.until,
@@ -86,7 +92,13 @@ LIST_TASKS = Tool(
             },
             "transcript_id": {"type": "string", "description": "Only this transcript's tasks."},
             "due_before": schema.time("Due before"),
-            "limit": schema.limit(100, 50, "Page size."),
+            # No schema default: a page of tasks found by words is shorter (QUERY_PAGE) than a plain list's.
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 100,
+                "description": "Page size: 50, 10 with a query.",
+            },
             "cursor": schema.CURSOR,
             "max_tokens": schema.max_tokens(),
         }

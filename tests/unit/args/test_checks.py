@@ -29,7 +29,7 @@ TASKS_SCHEMA = TOOLS["list_tasks"].input_schema
 def test_arguments_null_and_empty_both_mean_all_defaults(arguments: object) -> None:
     """null and {} give the same defaults."""
     assert validate(LIST_SCHEMA, arguments) == {"limit": 20, "max_tokens": 8_000}
-    assert validate(TASKS_SCHEMA, arguments) == {"status": "all", "limit": 50, "max_tokens": 8_000}
+    assert validate(TASKS_SCHEMA, arguments) == {"status": "all", "max_tokens": 8_000}  # limit: 50, 10 with a query
 
 
 def test_arguments_null_values_count_as_absent() -> None:
