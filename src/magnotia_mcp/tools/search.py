@@ -264,9 +264,10 @@ SEARCH_TRANSCRIPTS = Tool(
     "search_transcripts",
     "Search transcripts",
     "Find transcripts by words, best first (a hit need not have every word; endings, case and accents do not "
-    'matter). Syntax: "a phrase", word*, a OR b, title:word. It matches words, not meaning: join synonyms and '
-    "translations into the store's languages with OR. Hits carry matched_terms, speakers, duration_ms and up to 3 "
-    "moments (start_ms, speaker), else a snippet. With transcript_id: every matching moment of that transcript.",
+    'matter). Syntax: "a phrase", word*, a OR b, title:word. It matches words, not meaning: when a few words '
+    "find little, join synonyms and translations into the store's languages with OR. Hits carry matched_terms, "
+    "speakers, duration_ms and up to 3 moments (start_ms, speaker), else a snippet. With transcript_id: every "
+    "matching moment of that transcript.",
     schema.arguments(
         {
             "query": {"type": "string", "minLength": 1, "maxLength": 500, "description": "Words or a question."},
