@@ -1,7 +1,7 @@
 """A window cut for its budget: the longest that fits, found on a model that adds up exactly what the count counts.
 
-The model's choice is checked by the budget's own count once; a model that disagreed with the count would
-take more counts (and the cut would still be right), so the number of counts proves the model exact.
+The model's cut is the answer, not counted again, so the model must equal the budget's own count at every cut:
+checked here at hundreds of cuts, mid-word, mid-escape and mid-emoji included.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def _window(segments: int) -> tuple[dict[str, Any], list[int]]:
 
 @pytest.mark.parametrize("copies", [1, 2])
 @pytest.mark.parametrize("budget", [1_000, 3_000, 8_000])
-def test_a_cut_window_is_the_longest_that_fits_and_is_counted_once(
+def test_a_cut_window_is_the_longest_that_fits_without_a_count_of_the_whole_answer(
     monkeypatch: pytest.MonkeyPatch, copies: int, budget: int
 ) -> None:
     counted: list[int] = []
@@ -76,7 +76,7 @@ def test_a_cut_window_is_the_longest_that_fits_and_is_counted_once(
         k: v for k, v in out.items() if k != "segments"
     }
     assert answer_cost(longer, copies) > budget
-    assert counted == [end]  # the model's cut, counted once: the model was exact
+    assert counted == []  # the model's cut is the answer: the model is exact (below), so nothing is counted again
 
 
 @pytest.mark.parametrize("copies", [1, 2])

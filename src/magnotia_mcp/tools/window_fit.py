@@ -9,11 +9,10 @@ The cut is the longest that fits: one more character (or cluster) would be over.
 It is found on a model of the answer's cost in which every piece is encoded once:
 the text's counts in blocks ended at seams, added up to any prefix (``parts`` adds up
 over such pieces), each segment's counts added up to any number of them, and the rest
-of the answer (details, note) counted again only when its numbers change. Then the
-model's choice is checked with ``cost_with_string``, the budget's own count: it
-fits (and one more character does not, as the model, exact, says). Where the model
-and the count disagree (an estimate changed under it) the search goes on with the count itself, so the cut is
-right whatever the estimate; the model only makes it cheap.
+of the answer (details, note) counted again only when its numbers change. The model
+is exact: it equals the budget's own count (``cost_with_string``) at every cut, which
+tests/unit/test_window_fit.py holds it to, so its cut is not counted again. Only a
+window of which not even one character fits by the model is searched on the count.
 """
 
 from __future__ import annotations
@@ -49,9 +48,9 @@ def fit_window(result: dict[str, Any], needs: list[int], budget: int, copies: in
     shortened = _shorten_details(result, budget, copies)
     _say(result, asked_end, budget, by_time, shortened)
     text = result["text"]
-    if not _surely_over(result, budget) and cost_with_string(result, copies, "text", string_parts(text)) <= budget:
-        return result
     cut = _Cut(result, needs, budget, copies, lambda r: _say(r, asked_end, budget, by_time, shortened))
+    if not cut.surely_over() and cost_with_string(result, copies, "text", string_parts(text)) <= budget:
+        return result
     chars = cut.longest()
     if chars:
         return cut.answer(window_end(text, 0, chars))
@@ -63,16 +62,6 @@ def fit_window(result: dict[str, Any], needs: list[int], budget: int, copies: in
     _say(out, asked_end, budget, by_time, shortened)
     _say_segments_left(out, segments)
     return out
-
-
-def _surely_over(result: dict[str, Any], budget: int) -> bool:
-    """Whether the window's text and its segments' texts alone cost more than budget (every copy holds them).
-
-    Cheap (two passes at C speed): it spares counting a long window's whole answer, hundreds of segments
-    encoded twice, to learn what these already say: it does not fit.
-    """
-    said = "".join(s["text"] for s in result.get("segments") or ())
-    return tokens(plus(parts(result["text"]), parts(said))) > budget
 
 
 class _Cut:
@@ -104,6 +93,15 @@ class _Cut:
         said = self._said(1)
         self._frame_lines = plus(parts(result_text(frame)), said, -1)
         self._frame_compact = plus(parts(json_text(frame)), said, -1) if copies > 1 else NO_PARTS
+
+    def surely_over(self) -> bool:
+        """Whether the window's text and its segments' texts alone cost more than the budget (every copy holds them).
+
+        Cheap (the text's counts, which the cut then reuses, and one pass over what the segments say): it spares
+        counting a long window's whole answer, hundreds of segments encoded twice, to learn that it does not fit.
+        """
+        said = "".join(s["text"] for s in self._segments)
+        return tokens(plus(self._text_parts(len(self._text)), parts(said))) > self._budget
 
     def answer(self, end: int) -> dict[str, Any]:
         """The answer with the window's first end characters, the segments they show, and what it says of them."""
@@ -140,9 +138,10 @@ class _Cut:
         # The guess is off by a few percent, as the segments' lengths vary: the first steps are that size.
         fits = lambda n: self._modelled(window_end(self._text, 0, n)) <= self._budget  # noqa: E731
         found = _largest(fits, 1, last, guess, max(1, guess // 64))
-        # The budget's own count decides. The model adds up exactly what the count counts, so one more is over
-        # by both when the count agrees that found fits: one count. Else the count searches on by itself.
-        if found and self._fits(found):
+        # The model adds up exactly what the budget's count counts (tests/unit/test_window_fit.py holds it to that
+        # at every kind of cut), so its cut is the answer: counting it again cost a third of the fit. Only when
+        # not even one character fits by the model does the count search by itself.
+        if found:
             return found
         return _largest(self._fits, 1, last, found)
 
