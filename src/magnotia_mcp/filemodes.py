@@ -1,4 +1,4 @@
-"""Who may read or replace a secret file: the owner and mode rules, after OpenSSH's StrictModes (POSIX only).
+"""Who may read or replace a secret file, or change a trusted one: owner and mode rules after OpenSSH's StrictModes.
 
 A token file is usable when:
 
@@ -14,6 +14,10 @@ where only a file's owner may rename or remove it. Otherwise another user could 
 "This user's own group" is Debian's rule for ssh (user-group-modes): the group's only member, primary
 or listed, is this user. It lets a umask of 002 with per-user groups (the Debian and Ubuntu default)
 pass. Windows has neither owners nor modes of this kind: these checks are skipped there.
+
+A file that is no secret but is trusted (a model's) is usable when nobody but this user and root may change it
+or swap it: it belongs to this user or root, neither others nor a group (but this user's own) may write it, and
+the folders on its way pass the folder rule above (``trusted_file_problem``). Others may read it.
 
 ``read_capped`` reads such a file (and a host's config) without hanging on a FIFO or reading without end.
 """
@@ -70,6 +74,36 @@ def read_capped(
     return b"".join(chunks), st
 
 
+class Refused(Exception):
+    """A file not to read: the message says which, why, and the fix (open_trusted)."""
+
+
+def open_trusted(path: Path, limit: int | None, what: str, instead: str) -> int:
+    """path opened for reading (non-blocking; links followed), once its fstat shows a regular file of at most limit
+    bytes (what: such a file, in words) that trusted_file_problem finds nothing against; else Refused, in one line
+    naming path. instead: what to do when it or a folder on its way is another user's."""
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except OSError as exc:
+        raise Refused(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise Refused(f"{path} is not a regular file")
+        if limit is not None and st.st_size > limit:
+            raise Refused(f"{path} is over {limit // (1024 * 1024)} MiB, more than {what} holds")
+        problem = trusted_file_problem(path, st, instead)
+        if problem is not None:
+            raise Refused(f"{path} cannot be trusted: {problem}")
+    except OSError as exc:  # a folder on its way that cannot be looked at
+        os.close(fd)
+        raise Refused(f"{path} cannot be trusted: its folders cannot be checked ({exc})") from None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def kind(mode: int) -> str:
     """What a path that is not the regular file asked for is, in words for an error message."""
     for test, words in (
@@ -118,20 +152,56 @@ def folder_problem(
 
     what: the file (or files) they could replace, in words; instead: what to do when a folder is another user's.
     """
-    uid = os.getuid()
     real = Path(os.path.realpath(folder))
-    for place in (real, *real.parents):
+    return _places_problem((real, *real.parents), what, instead)
+
+
+def _places_problem(places: Iterable[Path], what: str, instead: str) -> str | None:
+    """folder_problem's rule on each of places (each as it leads: links followed)."""
+    uid = os.getuid()
+    for place in places:
         st = os.stat(place)
         mode = stat.S_IMODE(st.st_mode)
         if st.st_uid not in (uid, 0):
             return f"the folder {place} belongs to another user (uid {st.st_uid}), who could replace {what}; {instead}"
         if mode & stat.S_ISVTX:
             continue  # sticky: only a file's owner may rename or remove it
-        if mode & 0o002 or (mode & 0o020 and not (st.st_uid == uid and _own_group(st.st_gid, uid))):
+        if _others_write(st, uid):
             return (
                 f"other users may write the folder {place} (mode {mode:04o}) and so replace {what}; "
                 f"run: chmod go-w {shlex.quote(str(place))}"
             )
+    return None
+
+
+def _others_write(st: os.stat_result, uid: int) -> bool:
+    """Whether users other than this one and root may write what st is of: others, or a group but this user's own."""
+    mode = stat.S_IMODE(st.st_mode)
+    return bool(mode & 0o002 or (mode & 0o020 and not (st.st_uid == uid and _own_group(st.st_gid, uid))))
+
+
+def trusted_file_problem(path: Path, st: os.stat_result, instead: str) -> str | None:
+    """What lets a user other than this one and root change or replace the file at path (st: the fstat of it, open),
+    with the fix; None when nothing does, or on Windows. Others may read it.
+
+    The file must belong to this user or root and be writable by neither others nor a group but this user's own;
+    every folder on its way must pass folder_problem's rule: from its folder as named (a link on the way sits in a
+    folder named so) and from the folder its links lead to, up to /. instead: what to do when the file or a folder
+    is another user's. OSError when a folder cannot be looked at.
+    """
+    if not POSIX:
+        return None
+    named = Path(os.path.abspath(path)).parent
+    real = Path(os.path.realpath(path)).parent
+    problem = _places_problem(dict.fromkeys((named, *named.parents, real, *real.parents)), "it", instead)
+    if problem is not None:
+        return problem
+    uid = os.getuid()
+    if st.st_uid not in (uid, 0):
+        return f"it belongs to another user (uid {st.st_uid}), who may change it; {instead}"
+    if _others_write(st, uid):
+        mode, run = stat.S_IMODE(st.st_mode), "run" if st.st_uid == uid else "run as root"
+        return f"other users may change it (mode {mode:04o}); {run}: chmod go-w {shlex.quote(str(path))}"
     return None
 
 

@@ -3,11 +3,16 @@ naming the file and what is wrong; never a traceback, never a crash in native co
 
 Each case copies the small model the test dependency tokenlearn-static-model ships and changes one thing in it, as
 a planted or broken folder would; the real command runs as a process with a throwaway HOME and cache folder.
+
+Then who may change the model (round 2): a file of another user's (uid 65534, given to it by these root-only tests),
+one others may write, a folder on the way others may write or another user owns, a link that leads through one:
+each refused in one line that says the fix. A model root installed is used by another user (run as uid 65534).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import struct
 import subprocess
@@ -26,6 +31,7 @@ from magnotia_mcp.search.semantic.model import fingerprint
 from tests.security.test_semantic_index import by_meaning, by_words, rewrite, serve  # noqa: F401 (a fixture)
 from tests.semantic import stores
 from tests.support.server import Launcher
+from tests.support.unprivileged import as_another_user, why_not_as_another_user, world_readable_dir
 
 MODEL = Path(static_model.__file__).parent / "model"
 Header = dict[str, Any]
@@ -188,3 +194,152 @@ def test_generated_hostile_model_is_refused_or_used_never_a_crash(tmp_path: Path
     assert "Traceback" not in done.stderr, done.stderr[-2000:]
     if done.returncode != 0:
         assert_refused(done, "tokenizer.json" if piece > 1_000 else "model.safetensors")
+
+
+# -- who may change the model: its files and the folders on their way (issue 45, round 2) ---------------------------
+
+NEIGHBOUR = 65534
+ROOT_ONLY = pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a file to another user needs root"
+)
+POSIX_ONLY = pytest.mark.skipif(sys.platform == "win32", reason="owners and modes are POSIX")
+
+
+def refused_with(done: subprocess.CompletedProcess[str], *needles: str) -> str:
+    """The command's refusal: exit 1, one line on stderr, no traceback, holding every needle."""
+    assert done.returncode == 1, (done.returncode, done.stdout, done.stderr[-2000:])
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr[-2000:]
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]
+
+
+def indexes(done: subprocess.CompletedProcess[str]) -> None:
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "(5 embedded" in done.stdout, done.stdout
+
+
+@ROOT_ONLY
+@pytest.mark.parametrize("name", ["config.json", "tokenizer.json", "model.safetensors"])
+def test_a_model_file_of_another_user_is_refused(tmp_path: Path, name: str) -> None:
+    """Another user's file in the user's own model folder, readable by all as a shared model's files are: its owner
+    may change it at any time (a tokenizer that crashes the parser, a table of other vectors), so it is refused."""
+    folder = copied(tmp_path)
+    os.chown(folder / name, NEIGHBOUR, NEIGHBOUR)
+    (folder / name).chmod(0o644)
+    db = stores.write(tmp_path / "store" / "magnotia.db")
+    refused_with(
+        index(db, folder), f"{folder / name} cannot be trusted", f"another user (uid {NEIGHBOUR})", "folder of your own"
+    )
+    os.chown(folder / name, 0, 0)  # root's: trusted (it may change anything anyway)
+    indexes(index(db, folder))
+
+
+@POSIX_ONLY
+@pytest.mark.parametrize("name", ["config.json", "tokenizer.json", "model.safetensors"])
+def test_a_model_file_others_may_change_is_refused(tmp_path: Path, name: str) -> None:
+    folder = copied(tmp_path)
+    (folder / name).chmod(0o666)
+    db = stores.write(tmp_path / "store" / "magnotia.db")
+    refused_with(index(db, folder), f"{folder / name} cannot be trusted", "0666", f"chmod go-w {folder / name}")
+    (folder / name).chmod(0o644)  # others may read it: a model is no secret
+    indexes(index(db, folder))
+
+
+@POSIX_ONLY
+def test_a_model_folder_others_may_write_is_refused(tmp_path: Path) -> None:
+    """Whoever may write the folder may replace any file in it."""
+    folder = copied(tmp_path)
+    folder.chmod(0o777)
+    db = stores.write(tmp_path / "store" / "magnotia.db")
+    refused_with(index(db, folder), "cannot be trusted", f"the folder {folder} (mode 0777)", f"chmod go-w {folder}")
+
+
+@ROOT_ONLY
+def test_a_model_folder_of_another_user_is_refused(tmp_path: Path) -> None:
+    folder = copied(tmp_path)
+    os.chown(folder, NEIGHBOUR, NEIGHBOUR)
+    folder.chmod(0o755)
+    db = stores.write(tmp_path / "store" / "magnotia.db")
+    refused_with(index(db, folder), f"the folder {folder} belongs to another user (uid {NEIGHBOUR})")
+
+
+@POSIX_ONLY
+def test_a_file_linked_from_a_folder_others_may_write_is_refused(tmp_path: Path) -> None:
+    """A Hugging Face cache's layout: the model's files are links to blobs. The folder they lead to counts too."""
+    folder = copied(tmp_path)
+    blobs = tmp_path / "blobs"
+    blobs.mkdir()
+    (folder / "model.safetensors").rename(blobs / "5f1d")
+    (folder / "model.safetensors").symlink_to("../blobs/5f1d")
+    blobs.chmod(0o777)
+    db = stores.write(tmp_path / "store" / "magnotia.db")
+    refused_with(index(db, folder), f"{folder}/model.safetensors cannot be trusted", f"chmod go-w {blobs}")
+    blobs.chmod(0o755)
+    indexes(index(db, folder))
+
+
+@POSIX_ONLY
+def test_a_link_to_the_model_kept_in_a_folder_others_may_write_is_refused(tmp_path: Path) -> None:
+    """--model names a link in an open folder: anyone may point it elsewhere, so that folder counts though the
+    model's real path does not pass through it. In a sticky one (/tmp) only the link's owner may replace it."""
+    folder = copied(tmp_path)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "model").symlink_to(folder)
+    shared.chmod(0o777)
+    db = stores.write(tmp_path / "store" / "magnotia.db")
+    refused_with(index(db, shared / "model"), f"the folder {shared} (mode 0777)", f"chmod go-w {shared}")
+    shared.chmod(0o1777)
+    indexes(index(db, shared / "model"))
+
+
+WHY_NOT_AS_ANOTHER_USER = why_not_as_another_user()
+
+
+@pytest.mark.skipif(WHY_NOT_AS_ANOTHER_USER is not None, reason=WHY_NOT_AS_ANOTHER_USER or "")
+def test_a_model_installed_by_root_is_used_by_another_user(tmp_path: Path) -> None:
+    """The rule is who may change the files, not whose they are: a model root installed (here the test model in
+    site-packages, root's, 0644 in 0755 folders) is used by uid 65534, as a system-wide install under /usr/share is
+    by every user."""
+    assert os.stat(MODEL / "model.safetensors").st_uid == 0
+    shared = world_readable_dir("magnotia-model-user-")
+    try:
+        theirs = shared / "theirs"
+        theirs.mkdir(mode=0o700)
+        os.chown(theirs, NEIGHBOUR, NEIGHBOUR)
+        db = stores.write(theirs / "store" / "magnotia.db")
+        for path in (theirs / "store", db):
+            os.chown(path, NEIGHBOUR, NEIGHBOUR)
+        argv = [sys.executable, "-m", "magnotia_mcp", "index", "--db", str(db), "--model", str(MODEL)]
+        done = subprocess.run(
+            as_another_user(argv, NEIGHBOUR, tmp_path / "stage"),
+            env={**os.environ, "HOME": str(theirs), indexfile.CACHE_ENV: str(theirs / "cache")},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            cwd="/",
+            timeout=120,
+            check=False,
+        )
+        indexes(done)
+        assert os.stat(theirs / "cache").st_uid == NEIGHBOUR  # it did run as that user
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+@ROOT_ONLY
+def test_the_server_refuses_a_model_file_that_became_another_users(
+    tmp_path: Path,
+    serve: Any,  # noqa: F811 (the fixture imported above)
+    launcher: Launcher,
+) -> None:
+    if launcher.kind not in ("package", "script"):
+        pytest.skip("the one-file build and the image have no semantic extra")
+    folder = copied(tmp_path)
+    db = stores.write(tmp_path / "store" / "magnotia.db")
+    indexes(index(db, folder))
+    by_meaning(serve(db))
+    os.chown(folder / "tokenizer.json", NEIGHBOUR, NEIGHBOUR)
+    by_words(serve(db), "model cannot be loaded", f"{folder}/tokenizer.json cannot be trusted", f"uid {NEIGHBOUR}")

@@ -149,10 +149,11 @@ def test_a_table_cut_short_after_the_load_is_an_error_not_garbage(model_dir: Pat
 
 
 def test_rows_of_a_file_that_cannot_be_opened_raise_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The open's own error, and nothing more: no second one from the object's cleanup."""
+    """The open's own error (a ModelError naming the file: it is opened as every model file is), and nothing more: no
+    second one from the object's cleanup."""
     unraisable: list[object] = []
     monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(model.ModelError, match=r"cannot read .*missing\.safetensors"):
         model.Rows(tmp_path / "missing.safetensors", 0, (1, 4), np.float32)
     gc.collect()
     assert unraisable == []

@@ -169,3 +169,35 @@ def why_no_read_only_mount() -> str | None:
     if probe.returncode != 0:
         return f"unshare -m is not permitted here: {probe.stderr.decode(errors='replace').strip()}"
     return None
+
+
+def why_not_as_another_user() -> str | None:
+    """Why this run's own interpreter and sources cannot be run as another user here (as_another_user), or None."""
+    if sys.platform != "linux":
+        return "running as another user this way needs Linux (a private mount namespace)"
+    if os.geteuid() != 0:
+        return "needs root to run a command as another user"
+    if shutil.which("setpriv") is None or shutil.which("unshare") is None:
+        return "needs setpriv and unshare (util-linux)"
+    if len({closed for path in _this_run_paths() for closed in blocked_ancestors(path)}) > 1:
+        return f"this run's interpreter and sources sit behind several closed directories: {_this_run_paths()}"
+    return why_no_read_only_mount()
+
+
+def as_another_user(argv: list[str], uid: int, stage: Path) -> list[str]:
+    """argv, as a command that runs it as uid (its group the same number, no other groups) with this run's own
+    interpreter and import path, made reachable for that user inside a private mount namespace (reachable_steps).
+
+    For a command that only reads the checkout (it writes no __pycache__ there: it may not); stage is an empty
+    folder of root's for the mount steps. Call why_not_as_another_user first.
+    """
+    steps = reachable_steps(_this_run_paths(), stage)
+    assert steps is not None, why_not_as_another_user()
+    drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+    return ["unshare", "-m", "sh", "-c", f'set -e; {steps}exec "$@"', "sh", *drop, *argv]
+
+
+def _this_run_paths() -> list[str]:
+    """What this run's interpreter reads: itself, its standard library, and every folder on its import path."""
+    found = [os.path.realpath(sys.executable), sysconfig.get_paths()["stdlib"], sys.base_prefix]
+    return found + [os.path.realpath(p) for p in sys.path if p and os.path.isdir(p)]

@@ -18,7 +18,7 @@ from typing import Any
 
 from magnotia_mcp import __version__
 from magnotia_mcp.errors import StoreError
-from magnotia_mcp.filemodes import read_capped
+from magnotia_mcp.filemodes import read_capped, trusted_file_problem
 from magnotia_mcp.install import edit
 from magnotia_mcp.install.hosts import HOSTS, config_path
 from magnotia_mcp.install.jsonc import NotEditable
@@ -166,12 +166,14 @@ def model_width(folder: Path) -> int | None:
     """The width of the model's table, from its safetensors header alone (doctor loads no model); None when it
     cannot be read here (a search then says why it cannot load it)."""
 
-    def regular(st: os.stat_result) -> None:
-        if not stat.S_ISREG(st.st_mode):
-            raise ValueError("not a file")
+    path = folder / "model.safetensors"
+
+    def regular(st: os.stat_result) -> None:  # as the model's loader takes it: a regular file only we and root change
+        if not stat.S_ISREG(st.st_mode) or trusted_file_problem(path, st, "") is not None:
+            raise ValueError("not a model's file")
 
     try:
-        raw, _ = read_capped(folder / "model.safetensors", HEADER, regular)
+        raw, _ = read_capped(path, HEADER, regular)
         size = int.from_bytes(raw[:8], "little")
         shape = json.loads(raw[8 : 8 + size])["embeddings"]["shape"] if 8 + size <= len(raw) else None
     except (OSError, ValueError, KeyError, TypeError):

@@ -22,7 +22,6 @@ import math
 import mmap
 import os
 import re
-import stat
 import struct
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,6 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 from tokenizers import Tokenizer
 
+from magnotia_mcp import filemodes
 from magnotia_mcp.search.semantic.unigram import Unigram
 
 FILES = ("config.json", "model.safetensors", "tokenizer.json")
@@ -48,6 +48,7 @@ _MODEL_TYPES = ("Unigram", "WordPiece", "BPE", "WordLevel")
 _MODEL_TYPE = re.compile(rb'"model"\s*:\s*\{\s*"type"\s*:\s*"(\w+)"')
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')  # one JSON string, escapes and all
 _CHARSMAP = re.compile(rb'"precompiled_charsmap"\s*:\s*$')
+_ELSEWHERE = "copy the model into a folder of your own and pass that with --model"
 
 
 class ModelError(Exception):
@@ -65,7 +66,7 @@ class Rows:
     """
 
     def __init__(self, path: Path, offset: int, shape: tuple[int, ...], dtype: Any) -> None:
-        self.fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        self.fd = _open_file(path)  # checked again: it is opened anew
         self.offset = offset
         self.shape = shape
         self.dtype = np.dtype(dtype)
@@ -96,29 +97,20 @@ class Mapped(NamedTuple):
     mapping: mmap.mmap
 
 
-def _open_file(path: Path) -> int:
-    """path opened for reading (links followed: a Hugging Face cache links to its blobs), if a regular file."""
+def _open_file(path: Path, limit: int | None = None) -> int:
+    """path opened for reading (links followed: a Hugging Face cache links to its blobs), once it is a regular file
+    (a FIFO or device would hang or never end) of at most limit bytes that only this user and root may change."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise ModelError(f"cannot read {path}: {exc.strerror}") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or device would hang or never end
-        os.close(fd)
-        raise ModelError(f"{path} is not a regular file")
-    return fd
+        return filemodes.open_trusted(path, limit, "a model's file", _ELSEWHERE)
+    except filemodes.Refused as exc:
+        raise ModelError(str(exc)) from None
 
 
 def _read_small(path: Path, limit: int) -> bytes:
     """A model file's bytes, refused when over limit: read before any of it is handed to native code."""
-    fd = _open_file(path)
-    try:
-        if os.fstat(fd).st_size > limit:
-            raise ModelError(f"{path} is over {limit // (1024 * 1024)} MiB, more than a model's file holds")
-        with os.fdopen(os.dup(fd), "rb") as f:
-            raw = f.read(limit + 1)
-    finally:
-        os.close(fd)
-    if len(raw) > limit:
+    with os.fdopen(_open_file(path, limit), "rb") as f:
+        raw = f.read(limit + 1)
+    if len(raw) > limit:  # it grew since it was checked
         raise ModelError(f"{path} is over {limit // (1024 * 1024)} MiB, more than a model's file holds")
     return raw
 
