@@ -23,7 +23,8 @@ from typing import Any
 import pytest
 import static_model
 
-from magnotia_mcp.search.semantic import indexfile
+from magnotia_mcp.search.semantic import indexfile, nearest, refresh
+from magnotia_mcp.store.opening import stamp as store_stamp
 from tests.semantic import stores
 from tests.support.checked import checked_result
 from tests.support.server import Launcher, ServerProcess
@@ -261,3 +262,39 @@ def test_links_planted_at_the_marks_temporary_names_receive_nothing(db: Path, tm
     assert stat.S_ISREG(os.lstat(mark).st_mode)
     assert stat.S_IMODE(os.lstat(mark).st_mode) == 0o600
     assert set(json.loads(mark.read_text(encoding="utf-8"))) == {"store", "index"}
+
+
+# -- round 2: a mark the user's runs did not write -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("whose", [pytest.param("another user's", marks=ROOT_ONLY), "open to others"])
+def test_a_mark_the_users_runs_did_not_write_is_never_believed(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, whose: str
+) -> None:
+    """The .current mark says that the index was current with the store as it is now, so the first search checks
+    nothing. One in its place that another user owns, or that others may write, is not the user's runs' word: the
+    store moved (a new meeting) and the mark claims it did not; the first search checks anyway, embeds the meeting,
+    and renames a mark of the user's own over it."""
+    cache = tmp_path / "cache"
+    path = built(db, cache)
+    monkeypatch.setenv(indexfile.CACHE_ENV, str(cache))
+    found = nearest.searcher(db, wait=60)
+    stores.add_meeting(db)
+    indexfile.mark_current(db, store_stamp(db), found.index.stamp)  # the claim: current with the store as it is
+    mark = Path(f"{path}.current")
+    assert indexfile.was_current(db, store_stamp(db), found.index.stamp)  # believed, as the user's own
+    if whose == "another user's":
+        os.chown(mark, NEIGHBOUR, NEIGHBOUR)
+    else:
+        mark.chmod(0o666)
+    run = refresh.after_search(db, found)
+    assert run is not None  # the store is checked, not taken at the mark's word
+    run.join(120)
+    assert not run.is_alive()
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("SELECT 1 FROM docs WHERE id = ?", (stores.NEW,)).fetchone() is not None
+    finally:
+        conn.close()
+    st = os.lstat(mark)
+    assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (os.getuid(), 0o600)

@@ -130,7 +130,7 @@ def location(store: Path) -> Path:
 def check_private(store: Path) -> None:
     """Raise Unsafe when another user could read or replace the store's index (POSIX): filemodes.private_files_problem
     on its folder, the index and its -wal, -shm and -journal, with the fix. Not the .current mark: it only saves a
-    comparison, is read capped without following links (was_current), and replaced by a rename (mark_current)."""
+    comparison, is trusted only as a small file of this user's (was_current), replaced by a rename (mark_current)."""
     path = location(store)
     try:
         fix, files = f"set ${CACHE_ENV} to a folder of your own", (path, *_companions(store)[:3])
@@ -178,8 +178,9 @@ def was_current(store: Path, store_stamp: object, index_stamp: object) -> bool:
     """Whether the last run that brought the index up to date, in any process, left it so with the store and
     the index as their stamps say they are now.
 
-    Read as a mark can only be: a small regular file, not a link (O_NOFOLLOW), not waited on (a FIFO); anything
-    else is not current, and the server checks the index against the store instead.
+    Read as a mark can only be: a small regular file of this user's that no one else may write, not a link
+    (O_NOFOLLOW), not waited on (a FIFO); anything else is not current, and the server checks the index against the
+    store instead (and then renames a mark of its own over it).
     """
     try:
         raw, _ = filemodes.read_capped(_mark(store), MARK_LIMIT, _small_file, follow=False)
@@ -190,7 +191,9 @@ def was_current(store: Path, store_stamp: object, index_stamp: object) -> bool:
 
 
 def _small_file(st: os.stat_result) -> None:
-    if not stat.S_ISREG(st.st_mode) or st.st_size > MARK_LIMIT:
+    # Ours as mark_current writes it: a mark of another user's (or one others may write) could say current falsely.
+    theirs = filemodes.POSIX and (st.st_uid != os.getuid() or st.st_mode & 0o022)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MARK_LIMIT or theirs:
         raise ValueError("not a mark")
 
 
