@@ -297,3 +297,44 @@ def test_a_redirect_within_an_http_mirror_is_followed(
 )
 def test_which_redirects_are_followed(start: str, to: str, followed: bool) -> None:
     assert download.redirect_allowed(start, to) is followed
+
+
+# -- round 2: the sizes a mirror states -----------------------------------------------------------------------------
+
+
+class Stated:
+    """A mirror that states the size given in Content-Length, sends two bytes and closes."""
+
+    def __init__(self, size: str) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Length", size)
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("size", ["\N{SUPERSCRIPT TWO}", "9" * 5000], ids=["a superscript two", "5,000 digits"])
+def test_a_size_that_is_no_number_ends_the_run_in_one_line(tmp_path: Path, size: str) -> None:
+    """str.isdigit() takes "²" and int() refuses it, as it refuses 5,000 digits: each was a traceback. Now such a
+    size is no size: the bytes that come are counted, and too few of them are said in one line."""
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    mirror = Stated(size)
+    try:
+        done = command(db, tmp_path / "cache", mirror.url)
+    finally:
+        mirror.close()
+    assert "Traceback" not in done.stderr, done.stderr
+    one_line(done, "could not download", "2 of 271 bytes came", "run the command again to go on")

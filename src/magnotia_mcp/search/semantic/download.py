@@ -278,10 +278,15 @@ def _fill(
 def _declared_size(response: http.client.HTTPResponse, have: int) -> int | None:
     """The whole file's size as the server says it: Content-Range's total, else what precedes plus Content-Length."""
     if response.status == 206:
-        total = (response.headers.get("Content-Range") or "").rpartition("/")[2]
-        return int(total) if total.isdigit() else None
-    length = response.headers.get("Content-Length") or ""
-    return have + int(length) if length.isdigit() else None
+        return _number((response.headers.get("Content-Range") or "").rpartition("/")[2])
+    length = _number(response.headers.get("Content-Length") or "")
+    return None if length is None else have + length
+
+
+def _number(text: str) -> int | None:
+    """A size in a header, if it is one: ASCII digits, at most 19 (str.isdigit takes "²", and int() refuses it and
+    more than 4,300 digits). None otherwise: the bytes that come are counted and checked all the same."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 19 else None
 
 
 def _not_pinned(url: str, file: File, got: str) -> DownloadError:
