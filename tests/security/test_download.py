@@ -9,6 +9,7 @@ is told. In-process, ``download.fetch`` gets a pin of the test model's files. PO
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import stat
 import subprocess
@@ -22,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from magnotia_mcp.search.semantic import download, indexfile
+from magnotia_mcp.search.semantic.model import StaticModel
 from tests.semantic import stores
 from tests.semantic.test_download import Hub, paths, pin_of
 from tests.support.server import Launcher
@@ -299,7 +301,52 @@ def test_which_redirects_are_followed(start: str, to: str, followed: bool) -> No
     assert download.redirect_allowed(start, to) is followed
 
 
-# -- round 2: the sizes a mirror states -----------------------------------------------------------------------------
+# -- round 2: the files in place, a resumed part, the sizes a mirror states ----------------------------------------
+
+NEIGHBOUR = 65534
+ROOT_ONLY = pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a file to another user needs root"
+)
+
+
+@pytest.mark.parametrize("how", [pytest.param("another user's", marks=ROOT_ONLY), "open to others"])
+def test_a_file_in_place_that_others_may_change_is_fetched_again(
+    pinned: download.Pinned, hub: Hub, model_dir: Path, tmp_path: Path, how: str
+) -> None:
+    """The pinned bytes, in a file another user owns or others may write: checked now, they may be changed later,
+    and the model's loader refuses such a file. It was taken as fetched; now it is fetched again and renamed over."""
+    folder = tmp_path / "model"
+    folder.mkdir(mode=0o700)
+    for file in pinned.files:
+        shutil.copyfile(model_dir / file.name, folder / file.name)
+        (folder / file.name).chmod(0o600)
+    config = next(f for f in pinned.files if f.name == "config.json")
+    if how == "another user's":
+        os.chown(folder / config.name, NEIGHBOUR, NEIGHBOUR)
+    else:
+        (folder / config.name).chmod(0o666)
+    download.fetch(pinned, folder, mirror=hub.url)
+    assert hub.requests == [(pinned.url("", config), None)]  # that one only: the others are the user's, and match
+    st = os.stat(folder / config.name)
+    assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (os.getuid(), 0o600)
+    assert StaticModel.load(folder).dims == 64
+
+
+def test_a_part_resumed_is_made_private_first(
+    pinned: download.Pinned, hub: Hub, model_dir: Path, tmp_path: Path
+) -> None:
+    """A part of the user's left open to others (an older version's, under umask 000): resumed, and given 0600
+    first. The file it becomes keeps its mode; it kept 0666, which the model's loader refuses."""
+    folder = tmp_path / "model"
+    folder.mkdir(mode=0o700)
+    config = next(f for f in pinned.files if f.name == "config.json")
+    part = folder / f"{config.name}.part"
+    part.write_bytes((model_dir / config.name).read_bytes()[: config.size // 2])
+    part.chmod(0o666)
+    download.fetch(pinned, folder, mirror=hub.url)
+    assert (pinned.url("", config), f"bytes={config.size // 2}-") in hub.requests  # resumed, not started again
+    assert stat.S_IMODE(os.stat(folder / config.name).st_mode) == 0o600
+    assert StaticModel.load(folder).dims == 64
 
 
 class Stated:

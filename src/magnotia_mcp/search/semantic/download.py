@@ -8,7 +8,8 @@ match are deleted, never used. Files already in place and matching are not fetch
 
 Against a neighbour and a hostile mirror: the folders are made 0700 and must be private (filemodes' rules, as for
 the index); a part is created anew (O_EXCL, O_NOFOLLOW, 0600), or resumed only when it is a regular file of this
-user's, so a link planted at its name is removed, never written through. A run has an overall deadline (DEADLINE,
+user's (and made 0600), so a link planted at its name is removed, never written through; a file in place that others
+may change is fetched again, as the model's loader would refuse it. A run has an overall deadline (DEADLINE,
 or $MAGNOTIA_MCP_DOWNLOAD_DEADLINE seconds): a mirror that trickles a byte at a time cannot hold it forever (what
 came is kept, to resume). A redirect is followed only to https, or from http to http (a mirror the user gave as
 http://, such as a local one): never down from https, never to ftp:// or any other scheme.
@@ -162,7 +163,8 @@ def _read(fd: int) -> tuple[hashlib._Hash, int]:
 
 
 def _matches(path: Path, file: File) -> bool:
-    """Whether path is a regular file (not a link: it is then fetched and renamed over it) with the pinned bytes."""
+    """Whether path is a regular file (not a link: it is then fetched and renamed over it) with the pinned bytes, that
+    nobody but this user and root may change (else the model's loader would refuse it: it is fetched again too)."""
     try:
         fd = os.open(path, _RESUMED & ~(os.O_RDWR | os.O_APPEND))
     except OSError:
@@ -170,6 +172,8 @@ def _matches(path: Path, file: File) -> bool:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size != file.size:
+            return False
+        if filemodes.trusted_file_problem(path, st, "") is not None:
             return False
         digest, _ = _read(fd)
     except OSError:
@@ -191,6 +195,8 @@ def _part(part: Path, size: int) -> tuple[hashlib._Hash, int, int]:
         try:
             st = os.fstat(fd)
             if stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and st.st_size <= size:
+                if filemodes.POSIX:
+                    os.fchmod(fd, 0o600)  # the file it becomes keeps its mode: a part left open to others is not
                 digest, have = _read(fd)
                 return digest, have, fd
         except BaseException:
