@@ -385,3 +385,21 @@ def test_a_size_that_is_no_number_ends_the_run_in_one_line(tmp_path: Path, size:
         mirror.close()
     assert "Traceback" not in done.stderr, done.stderr
     one_line(done, "could not download", "2 of 271 bytes came", "run the command again to go on")
+
+
+def test_no_folder_is_made_in_a_models_folder_others_may_write(tmp_path: Path, model_dir: Path) -> None:
+    """The cache folder is the user's, its models/ open to all: refused in one line, with nothing fetched and no
+    folder made in it (the model's folders were made first, then the way to them checked)."""
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    models = cache / "models"
+    models.mkdir()
+    models.chmod(0o777)
+    wrong = Hub(paths(REAL, model_dir))
+    try:
+        one_line(command(db, cache, wrong.url), f"the folder {models} (mode 0777)", f"chmod go-w {models}")
+        assert wrong.requests == []
+    finally:
+        wrong.close()
+    assert list(models.iterdir()) == []

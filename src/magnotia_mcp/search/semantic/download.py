@@ -104,11 +104,15 @@ def fetch(
         raise DownloadError(f"the mirror {mirror} is not an https:// (or http://) address")
     seconds = deadline if deadline is not None else _deadline()
     until = time.monotonic() + seconds
-    filemodes.make_private_folders(into)
-    if filemodes.POSIX:
-        problem = filemodes.folder_problem(into, "the model's files", "choose a folder of your own for the model")
-        if problem is not None:
-            raise DownloadError(f"the model's folder is not private: {problem}")
+    where = ("the model's files", "choose a folder of your own for the model")
+    # Checked before a folder is made (from the nearest one there, up: none is made in a folder others may write),
+    # and after (one another user made meanwhile).
+    problem = filemodes.private_files_problem(into, (), *where)
+    if problem is None:
+        filemodes.make_private_folders(into)
+        problem = filemodes.private_files_problem(into, (), *where)
+    if problem is not None:
+        raise DownloadError(f"the model's folder is not private: {problem}")
     for file in pinned.files:
         target = into / file.name
         if _matches(target, file):
