@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -28,9 +29,9 @@ from hypothesis import strategies as st
 
 from magnotia_mcp.search.semantic import indexfile
 from magnotia_mcp.search.semantic.model import fingerprint
-from tests.security.test_semantic_index import by_meaning, by_words, rewrite, serve  # noqa: F401 (a fixture)
+from tests.security.test_semantic_index import by_meaning, by_words, rewrite, search, serve  # noqa: F401 (a fixture)
 from tests.semantic import stores
-from tests.support.server import Launcher
+from tests.support.server import Launcher, ServerProcess
 from tests.support.unprivileged import as_another_user, why_not_as_another_user, world_readable_dir
 
 MODEL = Path(static_model.__file__).parent / "model"
@@ -343,3 +344,49 @@ def test_the_server_refuses_a_model_file_that_became_another_users(
     by_meaning(serve(db))
     os.chown(folder / "tokenizer.json", NEIGHBOUR, NEIGHBOUR)
     by_words(serve(db), "model cannot be loaded", f"{folder}/tokenizer.json cannot be trusted", f"uid {NEIGHBOUR}")
+
+
+# -- numbers of the model that are no numbers ------------------------------------------------------------------------
+
+WARNINGS_FAIL = {"PYTHONWARNINGS": "error::RuntimeWarning"}  # numpy's word on a NaN or an overflow: an exception
+
+
+@pytest.mark.parametrize("weight", [float("nan"), float("inf"), 3e38], ids=["NaN", "infinity", "3e38"])
+def test_a_model_whose_numbers_are_not_finite_matches_nothing(
+    tmp_path: Path, launcher: Launcher, weight: float
+) -> None:
+    """Every token's weight NaN, infinite, or so large that a product overflows: numpy warned on stderr at each batch
+    and search, and the index held NaN cast to int8 (undefined). Now a text they make NaN or infinite is a row of
+    zeros: `index` indexes it without a warning (here warnings are errors), and the server searches by meaning, quietly,
+    finding nothing by it."""
+    if launcher.kind not in ("package", "script"):
+        pytest.skip("the one-file build and the image have no semantic extra")
+    folder = copied(tmp_path)
+    path = folder / "model.safetensors"
+    header, data = split(path)
+    start, end = header["weights"]["data_offsets"]
+    joined(path, header, data[:start] + struct.pack("<f", weight) * ((end - start) // 4) + data[end:])
+    db = stores.write(tmp_path / "store" / "magnotia.db")
+    done = subprocess.run(
+        [sys.executable, "-m", "magnotia_mcp", "index", "--db", str(db), "--model", str(folder)],
+        env={**os.environ, **WARNINGS_FAIL},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    indexes(done)
+    conn = sqlite3.connect(indexfile.location(db))
+    try:
+        assert {bytes(set(row)) for (row,) in conn.execute("SELECT vectors FROM docs")} <= {b"\0", b""}
+    finally:
+        conn.close()
+    server = ServerProcess(launcher.argv(db), env=WARNINGS_FAIL)
+    try:
+        server.initialize()
+        result = search(server)
+    finally:
+        server.kill()
+    assert result["semantic"]["used"] is True, result
+    assert stores.LEAD_DE not in [hit["transcript_id"] for hit in result["hits"]]

@@ -310,7 +310,8 @@ class StaticModel:
         return cls(folder, tokenizer, rows, small[0], small[1], unknown)
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """One unit-length row per text; a text with no known token gives a row of zeros (it matches nothing)."""
+        """One unit-length row per text; a text with no known token, or one the model's numbers make NaN or infinite
+        (a hostile file's), gives a row of zeros (it matches nothing)."""
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         if not texts:
             return out
@@ -319,19 +320,24 @@ class StaticModel:
             pieces = [self.tokenizer.encode(text) for text in texts]
         else:
             pieces = [e.ids for e in self.tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)]
-        for i, found in enumerate(pieces):
-            ids = np.asarray(found, dtype=np.int64)
-            if self.unknown is not None:
-                ids = ids[ids != self.unknown]
-            if ids.size == 0:
-                continue
-            at = ids if self.mapping is None else self.mapping[ids]
-            rows = self.table[np.asarray(at, dtype=np.int64)].astype(np.float32)
-            if self.weights is not None:
-                rows *= self.weights[ids].astype(np.float32)[:, None]
-            out[i] = rows.mean(axis=0)
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        np.divide(out, norms, out=out, where=norms > 0)
+        # A model's NaN, infinite or huge numbers (a hostile file's) overflow or make NaN here: no warning, and no
+        # such row is used (below: it matches nothing).
+        with np.errstate(over="ignore", invalid="ignore"):
+            for i, found in enumerate(pieces):
+                ids = np.asarray(found, dtype=np.int64)
+                if self.unknown is not None:
+                    ids = ids[ids != self.unknown]
+                if ids.size == 0:
+                    continue
+                at = ids if self.mapping is None else self.mapping[ids]
+                rows = self.table[np.asarray(at, dtype=np.int64)].astype(np.float32)
+                if self.weights is not None:
+                    rows *= self.weights[ids].astype(np.float32)[:, None]
+                out[i] = rows.mean(axis=0)
+            norms = np.linalg.norm(out, axis=1, keepdims=True)
+        usable = np.isfinite(norms) & (norms > 0)
+        np.divide(out, norms, out=out, where=usable)
+        out[~usable[:, 0]] = 0
         return out
 
 
