@@ -89,7 +89,7 @@ def open_trusted(path: Path, limit: int | None, what: str, instead: str) -> int:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise Refused(f"{path} is not a regular file")
+            raise Refused(f"{path} is not a regular file ({kind(st.st_mode)})")
         if limit is not None and st.st_size > limit:
             raise Refused(f"{path} is over {limit // (1024 * 1024)} MiB, more than {what} holds")
         problem = trusted_file_problem(path, st, instead)

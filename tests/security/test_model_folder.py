@@ -296,6 +296,29 @@ def test_a_link_to_the_model_kept_in_a_folder_others_may_write_is_refused(tmp_pa
     indexes(index(db, shared / "model"))
 
 
+@POSIX_ONLY
+@pytest.mark.parametrize(
+    ("name", "what"),
+    [
+        ("config.json", "a FIFO"),
+        ("tokenizer.json", "a FIFO"),
+        ("model.safetensors", "a FIFO"),
+        ("tokenizer.json", "a directory"),
+    ],
+)
+def test_what_is_at_a_model_files_name_is_said(tmp_path: Path, name: str, what: str) -> None:
+    """A FIFO (never waited on) or a folder where a file should be: one line saying what is there. It said
+    "config.json missing"."""
+    folder = copied(tmp_path)
+    (folder / name).unlink()
+    if what == "a FIFO":
+        os.mkfifo(folder / name)
+    else:
+        (folder / name).mkdir()
+    db = stores.write(tmp_path / "store" / "magnotia.db")
+    refused_with(index(db, folder), f"{folder / name} is not a regular file ({what})")
+
+
 WHY_NOT_AS_ANOTHER_USER = why_not_as_another_user()
 
 

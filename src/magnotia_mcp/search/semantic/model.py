@@ -255,7 +255,7 @@ class StaticModel:
         read the table's rows with pread (``Rows``) where it exists: for a server that embeds a query at a time,
         in a few MiB; else tokenizers' encoder and a mapped table, fast on the batches `index` embeds.
         """
-        missing = [name for name in FILES if not (folder / name).is_file()]
+        missing = [name for name in FILES if not os.path.lexists(folder / name)]  # anything else there: said below
         if missing:
             raise ModelError(
                 f"{folder} is not a model folder: {', '.join(missing)} missing "
