@@ -14,6 +14,11 @@ pipes. Then:
   in time, every hit's created_at passes as SQLite compares it (texts by their bytes, a BLOB after every text);
 * nothing reaches stderr as a traceback, every request had exactly one answer, and no transcript was taken for
   one edited since the index embedded it (it would be embedded again at every search).
+
+Then hostile files: an index file changed in any way (objects we never make, any value in any cell) is refused or
+rebuilt, never trusted blindly; a model folder changed in any way (a file replaced by a FIFO, a folder or a link,
+its mode or owner, its bytes or its JSON) is refused by `index` in one line, or used, and the server then searches
+with it or says why. Never a crash or a hang.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import json
 import os
 import shutil
 import sqlite3
+import struct
 import subprocess
 import sys
 import tempfile
@@ -432,3 +438,150 @@ def test_a_hostile_index_file_is_refused_or_rebuilt(
     again = searched(launcher, db, env)
     assert again["used"] is True, again
     assert again["ids"] == [stores.LEAD_DE], again
+
+
+# -- hostile model folders: refused in one line, or used; never a crash or a hang ---------------------------------
+
+NEIGHBOUR = 65534  # the other user a folder's file may belong to (root only: giving a file away needs root)
+AS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+MODEL_FILES = ("config.json", "tokenizer.json", "model.safetensors")
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+TOKENIZER_LIKE = st.builds(
+    lambda kind, rest: {"model": {"type": kind, **rest}},
+    st.sampled_from(["Unigram", "WordPiece", "BPE", "WordLevel"]),
+    st.dictionaries(st.sampled_from(["vocab", "unk_id", "unk_token", "merges", "byte_fallback"]), JSON_VALUES),
+)
+FLOAT32 = struct.Struct("<f")
+NOT_FINITE = (float("nan"), float("inf"), float("-inf"), 3e38)  # 3e38: finite, but a product of it overflows
+# Each damage a tuple (what, where, how), applied by spoil() to a fresh copy of the test model.
+MODEL_DAMAGES = st.one_of(
+    st.tuples(
+        st.just("replace"),
+        st.sampled_from(MODEL_FILES),
+        st.sampled_from(
+            ["fifo", "folder", "link to /dev/zero", "dangling link", "missing", "empty", "link to a sibling"]
+        ),
+    ),
+    st.tuples(
+        st.just("mode"),
+        st.sampled_from([*MODEL_FILES, "."]),
+        st.sampled_from([0o666, 0o664, 0o646, 0o777, 0o775, 0o757, 0o444, 0o600]) | st.integers(0o400, 0o777),
+    ),
+    st.tuples(st.just("cut"), st.sampled_from(MODEL_FILES), st.floats(0, 1)),
+    st.tuples(
+        st.just("overwrite"),
+        st.sampled_from(MODEL_FILES),
+        st.tuples(st.floats(0, 1), st.binary(min_size=1, max_size=16)),
+    ),
+    st.tuples(
+        st.just("fill"),
+        st.just("model.safetensors"),
+        st.tuples(st.floats(0, 1), st.floats(0, 1), st.sampled_from([*map(FLOAT32.pack, NOT_FINITE), b"\0" * 4])),
+    ),
+    st.tuples(st.just("json"), st.sampled_from(["config.json", "tokenizer.json"]), JSON_VALUES | TOKENIZER_LIKE),
+    st.tuples(st.just("header size"), st.just("model.safetensors"), st.integers(0, 2**64 - 1)),
+    *([st.tuples(st.just("owner"), st.sampled_from([*MODEL_FILES, "."]), st.just(NEIGHBOUR))] if AS_ROOT else []),
+)
+
+
+def spoil(folder: Path, damage: tuple[str, str, Any]) -> None:
+    """Do damage to the model folder, as a planted or broken folder would have it."""
+    what, where, how = damage
+    path = folder / where
+    if what == "replace":
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+        if how == "fifo":
+            os.mkfifo(path)
+        elif how == "folder":
+            path.mkdir()
+        elif how == "link to /dev/zero":
+            path.symlink_to("/dev/zero")
+        elif how == "dangling link":
+            path.symlink_to("nowhere")
+        elif how == "empty":
+            path.write_bytes(b"")
+        elif how == "link to a sibling":
+            path.symlink_to(MODEL_FILES[(MODEL_FILES.index(where) + 1) % len(MODEL_FILES)])
+    elif what == "mode":
+        path.chmod(how)
+    elif what == "owner":
+        os.chown(path, how, how, follow_symlinks=False)
+    elif not path.is_file():  # an earlier damage made it something else: nothing to write into
+        return
+    elif what == "cut":
+        os.truncate(path, int(path.stat().st_size * how))
+    elif what == "overwrite":
+        at, data = how
+        with open(path, "r+b") as f:
+            f.seek(int(path.stat().st_size * at))
+            f.write(data)
+    elif what == "fill":  # the span between two fractions of the file, float32 by float32 (4-byte aligned)
+        ends = sorted(int(path.stat().st_size * at) // 4 * 4 for at in how[:2])
+        with open(path, "r+b") as f:
+            f.seek(ends[0])
+            f.write(how[2] * ((ends[1] - ends[0]) // 4))
+    elif what == "json":
+        path.write_text(json.dumps(how), encoding="utf-8")
+    elif what == "header size":
+        with open(path, "r+b") as f:
+            f.write(how.to_bytes(8, "little"))
+
+
+@pytest.fixture(scope="module")
+def hostile_models(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str], Iterator[Path]]:
+    """A store (indexed or not: each example's `index` decides), a throwaway HOME and cache, and fresh folders."""
+    folder = tmp_path_factory.mktemp("hostile-model")
+    db = stores.write(folder / "app" / "magnotia.db")
+    env = {"HOME": str(folder / "home"), indexfile.CACHE_ENV: str(folder / "cache")}
+    return db, env, (folder / f"model{k}" for k in count())
+
+
+@pytest.mark.timeout(600)
+@budget(8)
+@given(damages=st.lists(MODEL_DAMAGES, min_size=1, max_size=3))
+# Folders the rules let through, each searched with: modes no one else may write, a config of no settings, other
+# numbers in a table's rows, NaN as nearly every token's weight (the test model's weights span 0.559-0.838 of its file).
+@example(damages=[("mode", ".", 0o755), ("mode", "tokenizer.json", 0o600), ("json", "config.json", {})])
+@example(damages=[("overwrite", "model.safetensors", (0.95, b"\x7f" * 16))])
+@example(damages=[("fill", "model.safetensors", (0.559, 0.838, FLOAT32.pack(float("nan"))))])
+def test_a_hostile_model_folder_is_refused_in_one_line_or_used(
+    launcher: Launcher, hostile_models: tuple[Path, dict[str, str], Iterator[Path]], damages: list[tuple[str, str, Any]]
+) -> None:
+    """Whatever is done to a model folder (a file replaced by a FIFO, a folder, a link to /dev/zero or to a sibling,
+    or missing; its mode or its owner changed, the folder's too; a file cut, overwritten in places, made another
+    JSON; a span of the tensors NaN, infinite or huge; the safetensors header's length any 64-bit number):
+    `index --model DIR` refuses it in one line (exit 1, no traceback), or indexes with it, without a warning, and then
+    a server searches with it or says why it cannot. Never a signal, never a hang (a bounded wait on every process).
+    """
+    if launcher.kind not in ("package", "script"):
+        pytest.skip("the one-file build and the image have no semantic extra")
+    db, env, folders = hostile_models
+    folder = next(folders)
+    shutil.copytree(MODEL, folder)
+    for damage in damages:
+        spoil(folder, damage)
+    try:
+        done = cli(["index", "--db", str(db), "--model", str(folder)], env)
+        assert done.returncode >= 0, f"killed by signal {-done.returncode}: {done.stderr[-2000:]}"
+        assert "Traceback" not in done.stderr, done.stderr[-2000:]
+        assert "Warning" not in done.stderr, done.stderr[-2000:]  # numpy's on a NaN or an overflow: none reach here
+        event(f"index: exit {done.returncode}")
+        if done.returncode == 0:
+            said = searched(launcher, db, env)
+            assert said["used"] or said["why"], said
+            event(f"search by meaning: {said['used']}")
+        else:
+            lines = done.stderr.strip().splitlines()
+            assert done.returncode == 1, done.stderr[-2000:]
+            assert len(lines) == 1, done.stderr[-2000:]
+            assert lines[0].startswith("magnotia-mcp index: "), lines
+    finally:
+        folder.chmod(0o700)
+        shutil.rmtree(folder, ignore_errors=True)
