@@ -48,9 +48,10 @@ def fit_window(result: dict[str, Any], needs: list[int], budget: int, copies: in
     shortened = _shorten_details(result, budget, copies)
     _say(result, asked_end, budget, by_time, shortened)
     text = result["text"]
-    cut = _Cut(result, needs, budget, copies, lambda r: _say(r, asked_end, budget, by_time, shortened))
-    if not cut.surely_over() and cost_with_string(result, copies, "text", string_parts(text)) <= budget:
+    inner = string_parts(text)  # counted once: a lower bound below, exact in the count after it
+    if not _surely_over(result, inner, budget) and cost_with_string(result, copies, "text", inner) <= budget:
         return result
+    cut = _Cut(result, needs, budget, copies, lambda r: _say(r, asked_end, budget, by_time, shortened))
     chars = cut.longest()
     if chars:
         return cut.answer(window_end(text, 0, chars))
@@ -62,6 +63,17 @@ def fit_window(result: dict[str, Any], needs: list[int], budget: int, copies: in
     _say(out, asked_end, budget, by_time, shortened)
     _say_segments_left(out, segments)
     return out
+
+
+def _surely_over(result: dict[str, Any], text: Parts, budget: int) -> bool:
+    """Whether the window's text (text: its string_parts) and its segments' texts alone cost more than budget
+    (every copy holds them).
+
+    Cheap (one count of what the segments say): it spares counting a long window's whole answer, hundreds of segments
+    encoded twice, to learn what these already say: it does not fit.
+    """
+    said = "".join(s["text"] for s in result.get("segments") or ())
+    return tokens(plus(text, parts(said))) > budget
 
 
 class _Cut:
@@ -93,15 +105,6 @@ class _Cut:
         said = self._said(1)
         self._frame_lines = plus(parts(result_text(frame)), said, -1)
         self._frame_compact = plus(parts(json_text(frame)), said, -1) if copies > 1 else NO_PARTS
-
-    def surely_over(self) -> bool:
-        """Whether the window's text and its segments' texts alone cost more than the budget (every copy holds them).
-
-        Cheap (the text's counts, which the cut then reuses, and one pass over what the segments say): it spares
-        counting a long window's whole answer, hundreds of segments encoded twice, to learn that it does not fit.
-        """
-        said = "".join(s["text"] for s in self._segments)
-        return tokens(plus(self._text_parts(len(self._text)), parts(said))) > self._budget
 
     def answer(self, end: int) -> dict[str, Any]:
         """The answer with the window's first end characters, the segments they show, and what it says of them."""
