@@ -510,7 +510,8 @@ def spoil(folder: Path, damage: tuple[str, str, Any]) -> None:
         elif how == "link to a sibling":
             path.symlink_to(MODEL_FILES[(MODEL_FILES.index(where) + 1) % len(MODEL_FILES)])
     elif what == "mode":
-        path.chmod(how)
+        if not path.is_symlink():  # chmod follows a link: one to /dev/zero would change the machine's
+            path.chmod(how)
     elif what == "owner":
         os.chown(path, how, how, follow_symlinks=False)
     elif not path.is_file():  # an earlier damage made it something else: nothing to write into
