@@ -31,7 +31,7 @@ HARD_CAP = 20_000
 HOST_WARNS = 10_000
 SEGMENTS = 21_000  # a 10-hour meeting: about 1.6 million characters in 21,000 segments
 
-pytestmark = pytest.mark.transports("stdio", "http")
+pytestmark = [pytest.mark.transports("stdio", "http"), pytest.mark.calibration]
 
 CJK_WORDS = (
     *("会議", "予算", "来週", "の", "について", "話しました"),

@@ -23,6 +23,7 @@ from tests.support.protocol import LATEST_LEGACY
 from tests.support.server import ServerProcess, SharedServers
 
 pytestmark = [
+    pytest.mark.calibration,
     pytest.mark.transports("stdio"),
     pytest.mark.skipif(tokencount.missing() is not None, reason=f"real tokenizers: {tokencount.missing()}"),
 ]
