@@ -25,6 +25,7 @@ the folders on its way pass the folder rule above (``trusted_file_problem``). Ot
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 import shlex
@@ -174,6 +175,36 @@ def _places_problem(places: Iterable[Path], what: str, instead: str) -> str | No
     return None
 
 
+def folders_on_way(path: Path) -> list[Path]:
+    """Every folder whose entries decide where path leads, in the order met: each folder from / to path's own, and
+    for each link on the way (at any hop of a chain), the folder holding it and those its target passes through.
+    Whoever may write one of them may point path elsewhere. OSError (ELOOP) past 40 links, as the kernel gives up."""
+    todo = list(reversed(Path(os.path.join(os.getcwd(), path)).parts))  # os.path.join: ".." is left to the walk
+    at = Path(todo.pop())  # the real folder reached so far, from the root
+    seen: dict[Path, None] = {}
+    hops = 0
+    while todo:
+        part = todo.pop()
+        if part in ("", "."):
+            continue
+        if part == "..":
+            at = at.parent  # at is real (its links already followed), so its parent is where ".." leads
+            continue
+        seen[at] = None
+        step = at / part
+        if not os.path.islink(step):
+            at = step
+            continue
+        hops += 1
+        if hops > 40:
+            raise OSError(errno.ELOOP, "too many levels of symbolic links", str(path))
+        target = Path(os.readlink(step))
+        if target.is_absolute():
+            at = Path(target.anchor)
+        todo.extend(reversed(target.parts[1:] if target.is_absolute() else target.parts))
+    return list(seen)
+
+
 def _others_write(st: os.stat_result, uid: int) -> bool:
     """Whether users other than this one and root may write what st is of: others, or a group but this user's own."""
     mode = stat.S_IMODE(st.st_mode)
@@ -185,15 +216,12 @@ def trusted_file_problem(path: Path, st: os.stat_result, instead: str) -> str | 
     with the fix; None when nothing does, or on Windows. Others may read it.
 
     The file must belong to this user or root and be writable by neither others nor a group but this user's own;
-    every folder on its way must pass folder_problem's rule: from its folder as named (a link on the way sits in a
-    folder named so) and from the folder its links lead to, up to /. instead: what to do when the file or a folder
-    is another user's. OSError when a folder cannot be looked at.
+    every folder whose entries decide where path leads (``folders_on_way``) must pass folder_problem's rule.
+    instead: what to do when the file or a folder is another user's. OSError when a folder cannot be looked at.
     """
     if not POSIX:
         return None
-    named = Path(os.path.abspath(path)).parent
-    real = Path(os.path.realpath(path)).parent
-    problem = _places_problem(dict.fromkeys((named, *named.parents, real, *real.parents)), "it", instead)
+    problem = _places_problem(folders_on_way(path), "it", instead)
     if problem is not None:
         return problem
     uid = os.getuid()

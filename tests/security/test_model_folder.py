@@ -297,6 +297,23 @@ def test_a_link_to_the_model_kept_in_a_folder_others_may_write_is_refused(tmp_pa
 
 
 @POSIX_ONLY
+def test_a_link_in_the_middle_of_a_chain_kept_in_a_folder_others_may_write_is_refused(tmp_path: Path) -> None:
+    """--model names a link (in the user's own folder) to a link in an open folder, which leads back to the user's
+    own model: neither the folder named nor the model's own is open, but anyone may repoint the middle link."""
+    folder = copied(tmp_path)
+    shared, mine = tmp_path / "shared", tmp_path / "mine"
+    shared.mkdir()
+    mine.mkdir()
+    (shared / "hop").symlink_to(folder)
+    (mine / "model").symlink_to(shared / "hop")
+    shared.chmod(0o777)
+    db = stores.write(tmp_path / "store" / "magnotia.db")
+    refused_with(index(db, mine / "model"), f"the folder {shared} (mode 0777)", f"chmod go-w {shared}")
+    shared.chmod(0o755)
+    indexes(index(db, mine / "model"))
+
+
+@POSIX_ONLY
 @pytest.mark.parametrize(
     ("name", "what"),
     [
