@@ -161,6 +161,24 @@ def test_a_cache_folder_others_may_write_gets_no_model(tmp_path: Path, model_dir
     assert list(shared.iterdir()) == []
 
 
+def test_a_folder_at_a_parts_name_is_named_with_what_to_do(tmp_path: Path, model_dir: Path) -> None:
+    """A folder where a part would be written cannot be resumed nor removed: the line says so and what to run, not
+    "what came so far is kept" (nothing came), and asks the mirror nothing."""
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    cache = tmp_path / "cache"
+    folder = download.folder_for(REAL, cache)
+    first = REAL.files[0].name
+    (folder / f"{first}.part" / "inside").mkdir(parents=True)
+    hub = Hub(paths(REAL, model_dir))
+    try:
+        line = one_line(command(db, cache, hub.url), f"cannot write the download of {hub.url}", f"rm -r {folder}")
+        assert "kept" not in line
+        assert hub.requests == []
+    finally:
+        hub.close()
+    assert (folder / f"{first}.part" / "inside").is_dir()  # nothing of the user's removed
+
+
 # -- finding 10: a deadline, and no redirect to another scheme -------------------------------------------------------
 
 

@@ -25,6 +25,7 @@ import contextlib
 import hashlib
 import http.client
 import os
+import shlex
 import stat
 import time
 import urllib.error
@@ -222,8 +223,11 @@ def _download(url: str, part: Path, file: File, progress: Progress | None, deadl
     until, seconds = deadline
     try:
         digest, have, fd = _part(part, file.size)
-    except OSError as exc:
-        raise _stopped(url, part, exc) from None
+    except OSError as exc:  # nothing came: a folder (or what this user may not remove) holds the name
+        raise DownloadError(
+            f"cannot write the download of {url} to {part} ({exc.strerror or exc}); move what is there away "
+            f"(a folder? rm -r {shlex.quote(str(part))}) and run the command again"
+        ) from None
     try:
         _fill(url, fd, file, progress, until, (digest, have))
     except _Late:
