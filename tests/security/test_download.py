@@ -27,6 +27,7 @@ from magnotia_mcp.search.semantic.model import StaticModel
 from tests.semantic import stores
 from tests.semantic.test_download import Hub, paths, pin_of
 from tests.support.server import Launcher
+from tests.support.unprivileged import why_no_read_only_mount
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="links, modes and umask are POSIX")
 REAL = download.POTION_MULTILINGUAL
@@ -273,6 +274,39 @@ class Redirecting:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+WHY_NO_OWN_RESOLVER = why_no_read_only_mount()
+
+
+@pytest.mark.skipif(WHY_NO_OWN_RESOLVER is not None, reason=WHY_NO_OWN_RESOLVER or "")
+def test_a_resolver_that_never_answers_is_given_up_at_the_deadline(tmp_path: Path) -> None:
+    """The mirror's host name is looked up through a name server that takes every query and answers none (a real
+    resolver, /etc/resolv.conf bound over in a private mount namespace). No socket timeout bounds the lookup: it held
+    a run for as long as the resolver's own retries (here 30 s x 5) past any deadline. Now the deadline ends it."""
+    db = stores.write(tmp_path / "app" / "magnotia.db")
+    silent = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    silent.bind(("127.53.53.53", 53))  # any 127/8 address is this machine's; port 53 is where glibc asks
+    conf = tmp_path / "resolv.conf"
+    conf.write_text("nameserver 127.53.53.53\noptions timeout:30 attempts:5\n", encoding="ascii")
+    argv = [sys.executable, "-m", "magnotia_mcp", "index", "--db", str(db), "--download-model"]
+    argv += ["--model-mirror", "https://mirror.magnotia.invalid"]
+    try:
+        done = subprocess.run(
+            ["unshare", "-m", "sh", "-c", f'mount --bind {conf} /etc/resolv.conf && exec "$@"', "sh", *argv],
+            env={**os.environ, indexfile.CACHE_ENV: str(tmp_path / "cache"), DEADLINE_ENV: "2"},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            timeout=100,  # under the resolver's 150 s: without the fix this expires, and the test fails
+            check=False,
+        )
+        silent.settimeout(0)
+        assert silent.recv(512)  # the lookup reached the silent name server (no answer came from elsewhere)
+    finally:
+        silent.close()
+    one_line(done, "mirror.magnotia.invalid", "deadline of 2 s", DEADLINE_ENV, "run the command again to go on")
 
 
 def test_a_redirect_to_ftp_is_refused_before_any_connection(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ import http.client
 import os
 import shlex
 import stat
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -218,7 +219,6 @@ def _part(part: Path, size: int) -> tuple[hashlib._Hash, int, int]:
 
 def _download(url: str, part: Path, file: File, progress: Progress | None, deadline: tuple[float, float]) -> None:
     """file's bytes into part, resumed from what part holds; raises DownloadError unless they are the pinned ones.
-
     deadline: (time.monotonic() it ends at, its seconds): past it the bytes so far are kept and the run stops."""
     until, seconds = deadline
     try:
@@ -260,10 +260,7 @@ def _fill(
     if 0 < have < file.size:
         request.add_header("Range", f"bytes={have}-")
     if have < file.size:
-        left = until - time.monotonic()
-        if left <= 0:
-            raise _Late
-        with _OPENER.open(request, timeout=min(TIMEOUT, left)) as response:
+        with _opened(request, until) as response:
             if have and response.status != 206:  # the server sent the whole file: start the part again
                 os.ftruncate(fd, 0)
                 digest, have = hashlib.sha256(), 0
@@ -287,6 +284,41 @@ def _fill(
         raise urllib.error.URLError(f"{have} of {file.size} bytes came")
     if have != file.size or digest.hexdigest() != file.sha256:
         raise _Refused(f"{have} bytes" if have != file.size else f"sha256 {digest.hexdigest()}")
+
+
+def _opened(request: urllib.request.Request, until: float) -> http.client.HTTPResponse:
+    """_OPENER.open(request) wholly under the run's deadline, the host name's lookup too (no socket timeout bounds it):
+    past it _Late, the attempt left to a daemon thread, which closes what it opens after."""
+    left = until - time.monotonic()
+    if left <= 0:
+        raise _Late
+    lock, ready, late = threading.Lock(), threading.Event(), False
+    outcome: list[http.client.HTTPResponse | BaseException] = []
+
+    def attempt() -> None:
+        got: http.client.HTTPResponse | BaseException
+        try:
+            got = _OPENER.open(request, timeout=min(TIMEOUT, left))
+        except BaseException as exc:  # raised in the caller's thread
+            got = exc
+        with lock:
+            if late:
+                if not isinstance(got, BaseException):
+                    got.close()
+                return
+            outcome.append(got)
+        ready.set()
+
+    threading.Thread(target=attempt, name="download-open", daemon=True).start()
+    if not ready.wait(max(0.0, until - time.monotonic())):
+        with lock:
+            if not outcome:
+                late = True
+                raise _Late
+    got = outcome[0]
+    if isinstance(got, BaseException):
+        raise got
+    return got
 
 
 def _declared_size(response: http.client.HTTPResponse, have: int) -> int | None:
