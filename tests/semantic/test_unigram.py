@@ -48,7 +48,7 @@ EDGES = [
 
 @pytest.fixture(scope="module")
 def pair(model_dir: Path) -> tuple[Unigram, Tokenizer]:
-    ours = Unigram.load(model_dir / "tokenizer.json", MAX_TOKENS)
+    ours = Unigram.load((model_dir / "tokenizer.json").read_bytes(), MAX_TOKENS)
     assert ours is not None
     assert ours.words != ours._pre_tokenized  # SentencePiece's pre-tokenizer, cut here: its ids are checked too
     theirs = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
@@ -114,13 +114,13 @@ def test_a_tokenizer_it_does_not_read_falls_back_to_tokenizers(model_dir: Path, 
     data = json.loads((model_dir / "tokenizer.json").read_text(encoding="utf-8"))
     data["model"]["byte_fallback"] = True
     (tmp_path / "tokenizer.json").write_text(json.dumps(data), encoding="utf-8")
-    assert Unigram.load(tmp_path / "tokenizer.json", MAX_TOKENS) is None
+    assert Unigram.load((tmp_path / "tokenizer.json").read_bytes(), MAX_TOKENS) is None
     wordpiece = {
         "version": "1.0",
         "model": {"type": "WordPiece", "unk_token": "[UNK]", "vocab": {"[UNK]": 0, "budget": 1}},
     }
     (tmp_path / "tokenizer.json").write_text(json.dumps(wordpiece), encoding="utf-8")
-    assert Unigram.load(tmp_path / "tokenizer.json", MAX_TOKENS) is None
+    assert Unigram.load((tmp_path / "tokenizer.json").read_bytes(), MAX_TOKENS) is None
     folder = tmp_path / "m"
     folder.mkdir()
     for name in ("config.json", "model.safetensors"):
@@ -129,7 +129,7 @@ def test_a_tokenizer_it_does_not_read_falls_back_to_tokenizers(model_dir: Path, 
     for odd in ("a\x00b", data["model"]["vocab"][5][0]):  # a NUL (MARISA's lookups stop there), a repeated piece
         vocab = [*data["model"]["vocab"], [odd, -20.0]]
         (tmp_path / "tokenizer.json").write_text(json.dumps({**data, "model": {**data["model"], "vocab": vocab}}))
-        assert Unigram.load(tmp_path / "tokenizer.json", MAX_TOKENS) is None
+        assert Unigram.load((tmp_path / "tokenizer.json").read_bytes(), MAX_TOKENS) is None
     del data["model"]["vocab"][-1]  # still a vocabulary it reads; the mapping covers more rows than needed
     (folder / "tokenizer.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     assert isinstance(StaticModel.load(folder, lean=True).tokenizer, Unigram)
@@ -145,7 +145,7 @@ def test_the_vocabulary_costs_the_server_little_memory(model_dir: Path) -> None:
         "    with open('/proc/self/status') as f:\n"
         "        return next(int(line.split()[1]) for line in f if line.startswith('VmRSS:'))\n"
         "before = rss()\n"
-        "ours = Unigram.load(Path(sys.argv[1]), 512)\n"
+        "ours = Unigram.load(Path(sys.argv[1]).read_bytes(), 512)\n"
         "gc.collect()\n"
         "print(ours.size, rss() - before)\n"
     )
@@ -172,6 +172,6 @@ def test_the_load_needs_no_glibc(model_dir: Path, monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(ctypes, "CDLL", no_process)
     monkeypatch.setattr(sys, "platform", "win32")
-    assert Unigram.load(model_dir / "tokenizer.json", MAX_TOKENS) is not None
+    assert Unigram.load((model_dir / "tokenizer.json").read_bytes(), MAX_TOKENS) is not None
     monkeypatch.setattr(sys, "platform", "darwin")
-    assert Unigram.load(model_dir / "tokenizer.json", MAX_TOKENS) is not None
+    assert Unigram.load((model_dir / "tokenizer.json").read_bytes(), MAX_TOKENS) is not None

@@ -26,7 +26,6 @@ import re
 import sys
 from array import array
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import marisa_trie
@@ -144,9 +143,9 @@ class Unigram:
         return [word for word, _ in self.front.pre_tokenizer.pre_tokenize_str(normalized)]
 
     @classmethod
-    def load(cls, source: Path | bytes, limit: int) -> Unigram | None:
-        """The file's Unigram (or its bytes', once checked), or None when it is not one this reads (tokenizers')."""
-        raw = source if isinstance(source, bytes) else source.read_bytes()
+    def load(cls, raw: bytes, limit: int) -> Unigram | None:
+        """The Unigram of a tokenizer.json's bytes (read capped and checked by model._read_small), or None when
+        it is not one this reads (tokenizers')."""
         head = _MODEL.search(raw)
         if head is None:
             return None
