@@ -106,12 +106,13 @@ class PageCost:
     answer is encoded again for each k. A page read in chunks is counted as it grows (``extend``).
     """
 
-    __slots__ = ("_compact", "_copies", "_key", "_text")
+    __slots__ = ("_compact", "_copies", "_key", "_known", "_text")
 
     def __init__(self, page: list[Any], key: str, copies: int) -> None:
         self._key, self._copies = key, copies
         self._text: list[str] = []
         self._compact: list[str] = []
+        self._known: dict[int, tuple[Parts, Parts]] = {}  # _items(k) counted so far, by k
         self.extend(page)
 
     @property
@@ -126,9 +127,26 @@ class PageCost:
             self._compact += map(json_text, items)
 
     def _items(self, k: int) -> tuple[Parts, Parts]:
-        """The first k items' counts, text and compact, with their k - 1 separators."""
-        text = parts(",\n".join(self._text[:k]))
-        return text, (parts(",".join(self._compact[:k])) if self._copies > 1 else NO_PARTS)
+        """The first k items' counts, text and compact, with their k - 1 separators.
+
+        From the nearest k counted before, up or down (counts add up, so they subtract too): only the items between
+        are counted, so a page counted as it is read, then probed near its end, counts each item about once.
+        """
+        if k in self._known or k == 0:
+            return self._known.get(k, (NO_PARTS, NO_PARTS))
+        below = max((j for j in self._known if j < k), default=0)
+        above = min((j for j in self._known if j > k), default=None)
+        if above is not None and above - k < k - below:
+            lo, hi, base, sign = k, above, self._known[above], -1
+        else:
+            lo, hi, base, sign = below, k, self._known[below] if below else (NO_PARTS, NO_PARTS), 1
+        text = plus(base[0], parts(",\n".join(self._text[lo:hi])), sign)
+        compact = plus(base[1], parts(",".join(self._compact[lo:hi])), sign) if self._copies > 1 else NO_PARTS
+        if lo:  # the separator between the items below lo and those counted here
+            text = plus(text, _LINE_SEPARATOR, sign)
+            compact = plus(compact, _COMMA, sign) if self._copies > 1 else NO_PARTS
+        self._known[k] = (text, compact)
+        return text, compact
 
     def over(self, budget: int) -> bool:
         """Whether the items counted so far cost more than budget by themselves (separators not counted)."""

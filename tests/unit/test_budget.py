@@ -103,12 +103,15 @@ def test_counting_a_page_item_by_item_is_the_answers_exact_cost(copies: int) -> 
         {"id": _mixed(i, 9), "title": _mixed(i + 1, i * 5), "speakers": [_mixed(i, 3)] * (i % 3), "n": i * 977}
         for i in range(12)
     ]
-    cost = PageCost(page, "items", copies)
-    for k in range(len(page) + 1):
-        result = {"items": page[:k], "next_cursor": _mixed(k, 12) if k % 2 else None, "max_tokens": 8000}
-        if k % 3:
-            result["note"] = _mixed(k, 40)
-        assert cost(result, k) == answer_cost(result, copies)
+    # Counted from the nearest k counted before, up or down: any order of k gives the same figures.
+    orders = [list(range(len(page) + 1)), [12, 5, 11, 2, 8, 7, 0, 1, 10, 3, 9, 4, 6], [6, 12, 0, 3, 1, 11, 2]]
+    for order in orders:
+        cost = PageCost(page, "items", copies)
+        for k in order:
+            result = {"items": page[:k], "next_cursor": _mixed(k, 12) if k % 2 else None, "max_tokens": 8000}
+            if k % 3:
+                result["note"] = _mixed(k, 40)
+            assert cost(result, k) == answer_cost(result, copies), (order, k)
 
 
 @pytest.mark.parametrize("copies", [1, 2])
