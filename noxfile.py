@@ -108,10 +108,15 @@ def demo(session: nox.Session) -> None:
 
 
 # The tests that start a server process: tests/e2e (marked e2e by its conftest), the same suite for every channel.
-# The artifact sessions leave out the budget's calibration (marked calibration): it checks the estimate, not how
-# the package ships, and its 10-hour stores and tokenizers took about 3 minutes of each artifact's run.
+# The artifact sessions run it as a fast variant of nox -s test's (a quiet CI stays under 45 minutes):
+# - without the budget's calibration (marked calibration): it checks the estimate, not how the package ships,
+#   and its 10-hour stores and tokenizers took about 3 minutes of each artifact's run;
+# - over stdio only (--transports): the same tool code answers over HTTP, and each artifact serves HTTP in
+#   tests/http after; that halves most e2e modules (38% of the suite's time).
+# nox -s test runs all of it, and `nox -s dist -- --full` (release.yml) too.
 ARTIFACT_E2E = "e2e and not calibration"
-E2E = ("-m", ARTIFACT_E2E, "tests/e2e")
+STDIO = ("--transports", "stdio")
+E2E = ("-m", ARTIFACT_E2E, *STDIO, "tests/e2e")
 # serve --http over real sockets; the freeze and docker sessions run it after E2E.
 HTTP = "tests/http"
 
@@ -237,8 +242,9 @@ def dist(session: nox.Session) -> None:
     Each artifact goes into its own new venv with the test group only (never the source tree);
     the e2e suite drives that venv's console script, and tests/distribution checks the files
     themselves and that `uvx --from WHEEL` and `pipx run --spec WHEEL` serve. The wheel gets the
-    whole e2e suite; the sdist (whose build the wheel already went through) the tools, CLI and
-    portability tests, unless `-- --full` (release.yml) asks for the whole suite on both.
+    e2e suite's fast variant (E2E, above) and the HTTP suite; the sdist (whose build the wheel already
+    went through) the tools, CLI and portability tests, unless `-- --full` (release.yml) asks for the
+    whole of both suites on both.
     """
     full = "--full" in session.posargs
     session.install("uv>=0.4", "twine>=6.1")
@@ -262,8 +268,14 @@ def dist(session: nox.Session) -> None:
         )
         session.run("uv", "pip", "check", "--python", python)
         pytest = [python, "-m", "pytest", "--strict-config", "--strict-markers", "-p", "no:cacheprovider"]
-        e2e = ["tests/e2e"] if kind == "wheel" or full else [f"tests/e2e/test_{m}.py" for m in SDIST_SMOKE]
-        session.run(*pytest, "-m", ARTIFACT_E2E, "--server", "script", *e2e, external=True)
+        if full:
+            session.run(*pytest, "--server", "script", "tests/e2e", HTTP, external=True)
+        elif kind == "wheel":
+            session.run(*pytest, "--server", "script", *E2E, external=True)
+            session.run(*pytest, "--server", "script", HTTP, external=True)
+        else:
+            smoke = [f"tests/e2e/test_{m}.py" for m in SDIST_SMOKE]
+            session.run(*pytest, "-m", ARTIFACT_E2E, *STDIO, "--server", "script", *smoke, external=True)
         session.run(*pytest, "tests/distribution", "--dist-artifact", str(artifact), external=True)
 
 

@@ -16,6 +16,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--server", default="package", help="which server to drive: package, script, frozen, container")
     group.addoption("--server-bin", default=None, help="the frozen executable, for --server frozen")
     group.addoption(
+        "--transports",
+        default=None,
+        help="comma-separated: run e2e tests over only these of the transports each names (the artifact sessions "
+        "pass stdio and run tests/http beside; a test that names none of them keeps its own)",
+    )
+    group.addoption(
         "--dist-artifact",
         default=None,
         help="a built wheel or sdist for tests/distribution (nox -s dist passes each; without it those tests skip)",
