@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
+import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -216,3 +219,69 @@ def test_download_and_a_model_folder_are_not_both_taken(index: Index, model_dir:
     assert done.returncode == 1
     assert "not both" in done.stderr
     assert not indexfile.location(db).exists()
+
+
+# -- the deadline over each request whole (the host name's lookup included): _opened ----------------------------------
+
+
+class _Opened:
+    """What an open returns (a response) or raises (an HTTPError holds a response too): it says when it is closed."""
+
+    def __init__(self) -> None:
+        self.closed = threading.Event()
+
+    def close(self) -> None:
+        self.closed.set()
+
+
+class _OpenedError(OSError):
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
+        self.closed = threading.Event()
+
+    def close(self) -> None:
+        self.closed.set()
+
+
+def _stalled_open(
+    monkeypatch: pytest.MonkeyPatch, got: _Opened | _OpenedError
+) -> tuple[threading.Event, threading.Event]:
+    """The opener stalls (as a lookup the resolver never answers does) until released, then returns or raises got."""
+    entered, release = threading.Event(), threading.Event()
+
+    def stalled(request: urllib.request.Request, timeout: float) -> _Opened:
+        entered.set()
+        assert release.wait(60)
+        if isinstance(got, _OpenedError):
+            raise got
+        return got
+
+    monkeypatch.setattr(download._OPENER, "open", stalled)
+    return entered, release
+
+
+@pytest.mark.parametrize("got", [_Opened(), _OpenedError()], ids=["response", "http-error"])
+def test_an_open_past_the_deadline_is_given_up_and_what_comes_after_is_closed(
+    monkeypatch: pytest.MonkeyPatch, got: _Opened | _OpenedError
+) -> None:
+    entered, release = _stalled_open(monkeypatch, got)
+    with pytest.raises(download._Late):
+        download._opened(urllib.request.Request("https://mirror.invalid/f"), time.monotonic() + 0.1)
+    assert entered.is_set()
+    assert not got.closed.is_set()
+    release.set()  # the attempt ends after the run gave up on it: what it got is closed, never handed on
+    assert got.closed.wait(60)
+
+
+def test_an_open_within_the_deadline_hands_on_its_response_or_its_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    for got in (_Opened(), _OpenedError("refused")):
+        entered, release = _stalled_open(monkeypatch, got)
+        release.set()
+        request = urllib.request.Request("https://mirror.invalid/f")
+        if isinstance(got, _OpenedError):
+            with pytest.raises(_OpenedError, match="refused"):
+                download._opened(request, time.monotonic() + 60)
+        else:
+            assert cast("object", download._opened(request, time.monotonic() + 60)) is got
+        assert entered.is_set()
+        assert not got.closed.is_set()

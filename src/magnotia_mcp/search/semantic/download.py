@@ -1,22 +1,17 @@
 """The model `magnotia-mcp index --download-model` fetches: one pinned revision, every file's size and sha256 checked.
 
-The only code in this server that uses the network, and only when the user runs that command. Each
-file is streamed into ``NAME.part`` beside its final place, hashed as it comes, and renamed only
-when its size and sha256 are the pinned ones: an interrupted download is resumed from the part
-(an HTTP Range request; a server that ignores it sends the whole file again), and bytes that do not
-match are deleted, never used. Files already in place and matching are not fetched again.
+The only code in this server that uses the network, and only when the user runs that command. Each file streams
+into ``NAME.part`` beside its place, hashed as it comes, and is renamed only when its size and sha256 are the pinned
+ones: an interrupted download resumes from the part (HTTP Range), and bytes that do not match are deleted, never used.
 
-Against a neighbour and a hostile mirror: the folders are made 0700 and must be private (filemodes' rules, as for
-the index); a part is created anew (O_EXCL, O_NOFOLLOW, 0600), or resumed only when it is a regular file of this
-user's (and made 0600), so a link planted at its name is removed, never written through; a file in place that others
-may change is fetched again, as the model's loader would refuse it. A run has an overall deadline (DEADLINE,
-or $MAGNOTIA_MCP_DOWNLOAD_DEADLINE seconds): a mirror that trickles a byte at a time cannot hold it forever (what
-came is kept, to resume). A redirect is followed only to https, or from http to http (a mirror the user gave as
-http://, such as a local one): never down from https, never to ftp:// or any other scheme.
+Against a neighbour and a hostile mirror: folders are made 0700 and must be private (filemodes' rules); a part is
+created anew (O_EXCL, O_NOFOLLOW, 0600) or resumed only when a regular file of this user's, so a link planted at its
+name is removed, never written through; a file in place that others may change is fetched again. A run has a deadline
+(DEADLINE, or $MAGNOTIA_MCP_DOWNLOAD_DEADLINE s) over each request whole, the name's lookup too; what came is kept.
+A redirect is followed only to https, or from http to http (a mirror given as http://): never to ftp:// or others.
 
-Why the standard library's ``urllib`` and not ``huggingface_hub``: that package brings an HTTP
-client, hf-xet and a cache layout of its own (about 20 MB) for three GET requests; the pins, not the
-client, are what make the files trustworthy.
+Why ``urllib`` and not ``huggingface_hub``: that brings an HTTP client, hf-xet and a cache layout (about 20 MB) for
+three GET requests; the pins, not the client, make the files trustworthy.
 """
 
 from __future__ import annotations
@@ -34,7 +29,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, NamedTuple
+from typing import IO, Any, NamedTuple, cast
 
 from magnotia_mcp import filemodes
 
@@ -153,7 +148,7 @@ def _deadline() -> float:
     try:
         seconds = float(chosen) if chosen else DEADLINE
     except ValueError:
-        raise DownloadError(f"${DEADLINE_ENV} is {chosen!r}: give the seconds a download may take") from None
+        seconds = float("nan")  # refused below
     if not 0 < seconds < float("inf"):
         raise DownloadError(f"${DEADLINE_ENV} is {chosen!r}: give the seconds a download may take")
     return seconds
@@ -223,10 +218,11 @@ def _download(url: str, part: Path, file: File, progress: Progress | None, deadl
     until, seconds = deadline
     try:
         digest, have, fd = _part(part, file.size)
-    except OSError as exc:  # nothing came: a folder (or what this user may not remove) holds the name
+    except OSError as exc:  # nothing came: a folder, or what this user may not remove or create, holds the way
+        folder = os.path.isdir(part) and not os.path.islink(part)
+        fix = f"it is a folder: rm -r {shlex.quote(str(part))}" if folder else "check that folder"
         raise DownloadError(
-            f"cannot write the download of {url} to {part} ({exc.strerror or exc}); move what is there away "
-            f"(a folder? rm -r {shlex.quote(str(part))}) and run the command again"
+            f"cannot write the download of {url} to {part} ({exc.strerror or exc}); {fix}, and run the command again"
         ) from None
     try:
         _fill(url, fd, file, progress, until, (digest, have))
@@ -288,37 +284,41 @@ def _fill(
 
 def _opened(request: urllib.request.Request, until: float) -> http.client.HTTPResponse:
     """_OPENER.open(request) wholly under the run's deadline, the host name's lookup too (no socket timeout bounds it):
-    past it _Late, the attempt left to a daemon thread, which closes what it opens after."""
+    past it (or on Ctrl-C) _Late, the attempt left to a daemon thread, which closes what it opens after."""
     left = until - time.monotonic()
     if left <= 0:
         raise _Late
     lock, ready, late = threading.Lock(), threading.Event(), False
-    outcome: list[http.client.HTTPResponse | BaseException] = []
+    outcome: list[Any] = []  # the response, or what open raised (an HTTPError holds a response too)
 
     def attempt() -> None:
-        got: http.client.HTTPResponse | BaseException
         try:
-            got = _OPENER.open(request, timeout=min(TIMEOUT, left))
+            got: Any = _OPENER.open(request, timeout=min(TIMEOUT, left))
         except BaseException as exc:  # raised in the caller's thread
             got = exc
         with lock:
             if late:
-                if not isinstance(got, BaseException):
-                    got.close()
+                getattr(got, "close", lambda: None)()
                 return
             outcome.append(got)
         ready.set()
 
     threading.Thread(target=attempt, name="download-open", daemon=True).start()
-    if not ready.wait(max(0.0, until - time.monotonic())):
+    try:
+        ready.wait(max(0.0, until - time.monotonic()))
+    except BaseException:
         with lock:
-            if not outcome:
-                late = True
-                raise _Late
-    got = outcome[0]
-    if isinstance(got, BaseException):
-        raise got
-    return got
+            late = True
+            for got in outcome:
+                getattr(got, "close", lambda: None)()
+        raise
+    with lock:
+        if not outcome:
+            late = True
+            raise _Late
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return cast("http.client.HTTPResponse", outcome[0])
 
 
 def _declared_size(response: http.client.HTTPResponse, have: int) -> int | None:
