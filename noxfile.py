@@ -269,7 +269,8 @@ def dist(session: nox.Session) -> None:
         session.run("uv", "pip", "check", "--python", python)
         pytest = [python, "-m", "pytest", "--strict-config", "--strict-markers", "-p", "no:cacheprovider"]
         if full:
-            session.run(*pytest, "--server", "script", "tests/e2e", HTTP, external=True)
+            session.run(*pytest, "--server", "script", "-m", ARTIFACT_E2E, "tests/e2e", external=True)
+            session.run(*pytest, "--server", "script", HTTP, external=True)
         elif kind == "wheel":
             session.run(*pytest, "--server", "script", *E2E, external=True)
             session.run(*pytest, "--server", "script", HTTP, external=True)

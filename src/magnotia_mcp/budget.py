@@ -134,6 +134,7 @@ class PageCost:
         """
         if k in self._known or k == 0:
             return self._known.get(k, (NO_PARTS, NO_PARTS))
+        assert k <= self.counted, (k, self.counted)  # a count kept for more items than counted would go stale
         below = max((j for j in self._known if j < k), default=0)
         above = min((j for j in self._known if j > k), default=None)
         if above is not None and above - k < k - below:

@@ -52,7 +52,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     names = list(marker.args)
     chosen = metafunc.config.getoption("--transports")
     if chosen:  # a fast variant: the artifact sessions run HTTP through tests/http instead
-        names = [name for name in names if name in chosen.split(",")] or names
+        wanted = chosen.split(",")
+        if set(wanted) - set(TRANSPORTS):
+            raise pytest.UsageError(f"--transports {chosen}: each must be one of {TRANSPORTS}")
+        names = [name for name in names if name in wanted] or names
     # Module scope: a module's tests run grouped by transport, so one set of shared servers is up at a time.
     metafunc.parametrize("transport", names, scope="module")
 
