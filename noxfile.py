@@ -231,6 +231,10 @@ def venv_bin(venv: Path, name: str) -> str:
 
 # The e2e modules the sdist's install runs by default: every tool, the command line, CRLF and UTF-8.
 SDIST_SMOKE = ("tools", "cli", "portability")
+# The wheel's: those, and what an installed console script changes: framing and revisions, what starting imports,
+# the host configs started as written, install. nox -s test already runs the whole suite on the package installed
+# from this tree; tests/distribution checks the wheel and sdist hold every file of it.
+WHEEL_SMOKE = (*SDIST_SMOKE, "protocol", "startup_imports", "readme_configs", "install")
 
 
 @nox.session(python=PYTHON)
@@ -241,10 +245,10 @@ def dist(session: nox.Session) -> None:
     `uv build` makes the sdist, then the wheel from that sdist, so the wheel proves the sdist builds.
     Each artifact goes into its own new venv with the test group only (never the source tree);
     the e2e suite drives that venv's console script, and tests/distribution checks the files
-    themselves and that `uvx --from WHEEL` and `pipx run --spec WHEEL` serve. The wheel gets the
-    e2e suite's fast variant (E2E, above) and the HTTP suite; the sdist (whose build the wheel already
-    went through) the tools, CLI and portability tests, unless `-- --full` (release.yml) asks for the
-    whole of both suites on both.
+    themselves (every file of the package in both) and that `uvx --from WHEEL` and `pipx run --spec WHEEL`
+    serve. The e2e suite's smoke modules run over stdio (WHEEL_SMOKE, and the HTTP suite, for the wheel;
+    SDIST_SMOKE for the sdist, whose build the wheel already went through), unless `-- --full`
+    (release.yml) asks for the whole of both suites on both.
     """
     full = "--full" in session.posargs
     session.install("uv>=0.4", "twine>=6.1")
@@ -271,12 +275,11 @@ def dist(session: nox.Session) -> None:
         if full:
             session.run(*pytest, "--server", "script", "-m", ARTIFACT_E2E, "tests/e2e", external=True)
             session.run(*pytest, "--server", "script", HTTP, external=True)
-        elif kind == "wheel":
-            session.run(*pytest, "--server", "script", *E2E, external=True)
-            session.run(*pytest, "--server", "script", HTTP, external=True)
         else:
-            smoke = [f"tests/e2e/test_{m}.py" for m in SDIST_SMOKE]
+            smoke = [f"tests/e2e/test_{m}.py" for m in (WHEEL_SMOKE if kind == "wheel" else SDIST_SMOKE)]
             session.run(*pytest, "-m", ARTIFACT_E2E, *STDIO, "--server", "script", *smoke, external=True)
+            if kind == "wheel":
+                session.run(*pytest, "--server", "script", HTTP, external=True)
         session.run(*pytest, "tests/distribution", "--dist-artifact", str(artifact), external=True)
 
 

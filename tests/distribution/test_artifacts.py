@@ -55,6 +55,14 @@ def source_version() -> str:
     return match.group(1)
 
 
+def package_files() -> list[str]:
+    """Every file of src/magnotia_mcp (but caches), as a wheel names it: magnotia_mcp/..."""
+    src = ROOT / "src"
+    found = [p for p in (src / "magnotia_mcp").rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    assert len(found) > 50, found  # the package's modules, schema and markers
+    return [p.relative_to(src).as_posix() for p in found]
+
+
 def parse_metadata(text: str) -> email.message.Message:
     return email.parser.Parser().parsestr(text)
 
@@ -146,6 +154,10 @@ def test_wheel_files_and_metadata(wheel: Path) -> None:
         } <= names
         assert "MIT License" in archive.read(f"{info}/licenses/LICENSE").decode()
         assert f'__version__ = "{version}"' in archive.read("magnotia_mcp/__init__.py").decode()
+    # Every file of the package's source, so the e2e run on the wheel can be a smoke run (nox -s dist): a module
+    # left out of the wheel (or of the sdist it is built from) fails here, not only when a test happens to import it.
+    missing = set(package_files()) - names
+    assert not missing, f"missing from the wheel: {sorted(missing)}"
     tops = {n.split("/", 1)[0] for n in names}
     assert tops == {"magnotia_mcp", info}, f"only the package and its metadata: {tops}"
     assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".db"))]
@@ -174,6 +186,7 @@ def test_sdist_files_and_metadata(sdist: Path) -> None:
         "docs/store-schema-v1.sql",
         "devtools/unicode61.py",  # tests/unit checks the generated separator table against it
     }
+    expected |= {f"src/{name}" for name in package_files()}
     assert expected <= set(members), f"missing from the sdist: {expected - set(members)}"
     bad = [
         path
