@@ -100,10 +100,11 @@ class PageCost:
 
     Exact: a list of k items in the text content is the empty list's ``[]`` opened onto lines of its
     own (``_OPENED``), the items' lines and k - 1 line separators; in structuredContent, the items'
-    compact JSON and k - 1 commas. Each item is encoded once, when counted; a count of k items joins
-    their encodings and counts that in one pass (``parts`` adds up over concatenation, so this equals
-    counting each item: per-item counting cost more than the encoding itself). Only the rest of the
-    answer is encoded again for each k. A page read in chunks is counted as it grows (``extend``).
+    compact JSON and k - 1 commas. Each item is encoded once, when counted; the count of k items is
+    the count of the nearest k counted before, with the items between joined and counted in one pass
+    added or taken off (``parts`` adds up over concatenation: per-item counting cost more than the
+    encoding itself). Only the rest of the answer is encoded again for each k. A page read in chunks
+    is counted as it grows (``extend``), so each item is counted about once in all.
     """
 
     __slots__ = ("_compact", "_copies", "_key", "_known", "_text")
