@@ -45,9 +45,12 @@ async def shape(
     decorate(hit) completes each hit before it is counted (how a fused hit matched, its cited moments).
     cited: the transcripts whose moments decorate gives (found by meaning alone): their segments are not
     read, nor their moments by words looked for.
+    When the first hit has every clause of the query, a hit below it that lacks some shows one moment, not
+    three: it stays on the page (a hit need not have every word) at a third of the cost.
     """
     hits: list[dict[str, Any]] = []
     shown: set[str] = set()  # what the moments of the hits so far quote (_lean)
+    every = len(matcher.query.clauses)
     # Texts and segments are read a few hits at a time: the whole text of 50 long
     # meetings at once would set the server's peak memory.
     for start in range(0, len(ranked), HIT_BATCH):
@@ -68,6 +71,9 @@ async def shape(
                 row = texts.get(c.rid)
                 columns = [row["raw_text"] if row else None, row["formatted_text"] if row else None]
                 hit = _shaped(matcher, c, *_matched_and_snippet(matcher, c, columns), segs.get(c.id, []))
+            if c.coverage < every and ranked[0].coverage == every:
+                # Below a hit with every clause, a near miss is named with its best moment only.
+                hit["moments"] = hit["moments"][:1]
             if decorate is not None:
                 await decorate(hit)
             _lean(hit, shown)
@@ -169,7 +175,8 @@ def _best_snippet(matcher: Matcher, texts: list[str | None], folded: list[str | 
 
 
 def _moments(matcher: Matcher, segments: list[sqlite3.Row]) -> list[dict[str, Any]]:
-    """The segments that match best (most clauses, then most hits; the earlier on ties)."""
+    """The segments that match best (most clauses, then most hits; the earlier on ties), none with under half
+    the clauses of the best."""
     # One fold for all the segments (folding keeps offsets, so each segment is a slice of it):
     # a call per segment costs more than the folding itself.
     texts = [s["text"] or "" for s in segments]
@@ -182,8 +189,13 @@ def _moments(matcher: Matcher, segments: list[sqlite3.Row]) -> list[dict[str, An
         covered = len({clause_of[i] for i, n in enumerate(counts) if n})
         scored.append(((-covered, -sum(counts), segments[k]["seq"]), k))
     scored.sort(key=lambda item: item[0])
+    # A moment with under half the clauses of the best one is a stray word (a hit's "page" beside the one
+    # that said "pricing page copy ready"): tokens the model reads for nothing.
+    best = -scored[0][0][0] if scored else 0
     moments = []
-    for _, k in scored[:MOMENTS]:
+    for (neg_covered, *_), k in scored[:MOMENTS]:
+        if -neg_covered * 2 < best:
+            break
         s = segments[k]
         found = snippet(matcher, texts[k], whole[starts[k] : starts[k + 1] - 1])
         moments.append(
