@@ -149,12 +149,19 @@ def private_file_problem(st: os.stat_result, path: str, instead: str) -> str | N
 def folder_problem(
     folder: Path, what: str = "the token", instead: str = "keep it in a folder of your own"
 ) -> str | None:
-    """The first folder from folder up to / that someone else could use to swap a file in it; None if none.
+    """The first folder that someone else could use to swap a file in folder; None if none: folder itself (where
+    it leads) and every folder whose entries decide where it leads (``folders_on_way``: a link in the middle of a
+    chain, kept in an open folder, could be pointed elsewhere).
 
     what: the file (or files) they could replace, in words; instead: what to do when a folder is another user's.
     """
-    real = Path(os.path.realpath(folder))
-    return _places_problem((real, *real.parents), what, instead)
+    return _places_problem(dict.fromkeys((*folders_on_way(folder), Path(os.path.realpath(folder)))), what, instead)
+
+
+def way_problem(path: Path, what: str = "the token", instead: str = "keep it in a folder of your own") -> str | None:
+    """folder_problem's rule on every folder whose entries decide where path leads (``folders_on_way``), the file's
+    own included: whoever may write one could point path at a file of their choosing."""
+    return _places_problem(folders_on_way(path), what, instead)
 
 
 def _places_problem(places: Iterable[Path], what: str, instead: str) -> str | None:
@@ -221,7 +228,7 @@ def trusted_file_problem(path: Path, st: os.stat_result, instead: str) -> str | 
     """
     if not POSIX:
         return None
-    problem = _places_problem(folders_on_way(path), "it", instead)
+    problem = way_problem(path, "it", instead)
     if problem is not None:
         return problem
     uid = os.getuid()

@@ -146,6 +146,34 @@ def test_a_cache_folder_others_may_write_is_refused_by_index_doctor_and_the_serv
     assert answer["hits"][0]["transcript_id"] == stores.EXPORT  # by words, as ever
 
 
+def test_a_link_in_the_middle_of_a_chain_to_the_cache_folder_kept_in_an_open_folder_is_refused(
+    launcher: Launcher, db: Path, tmp_path: Path
+) -> None:
+    """The cache folder is named by a link (in the user's own folder) to a link in an open folder, which leads back
+    to the user's own folder: neither the folder named nor where it leads is open, but anyone may repoint the
+    middle link (and so swap the index the server reads)."""
+    own = tmp_path / "own"
+    index_file = built(db, own)
+    shared, mine = tmp_path / "shared", tmp_path / "mine"
+    shared.mkdir()
+    mine.mkdir()
+    (shared / "hop").symlink_to(own)
+    (mine / "cache").symlink_to(shared / "hop")
+    shared.chmod(0o777)
+    refusal(index(db, mine / "cache"), f"the folder {shared} (mode 0777)", f"chmod go-w {shared}")
+    state = doctor(db, mine / "cache")
+    assert state["state"] == "unusable"
+    assert f"chmod go-w {shared}" in state["why"]
+    answer = relevance_search(launcher, db, mine / "cache")
+    assert answer["semantic"]["used"] is False
+    assert f"chmod go-w {shared}" in answer["semantic"]["why"]
+    assert answer["hits"][0]["transcript_id"] == stores.EXPORT  # by words, as ever
+    shared.chmod(0o755)
+    assert index(db, mine / "cache").returncode == 0
+    assert relevance_search(launcher, db, mine / "cache")["semantic"]["used"] is True
+    assert index_file.is_file()
+
+
 @ROOT_ONLY
 def test_an_index_another_user_planted_in_a_shared_folder_is_never_filled(db: Path, tmp_path: Path) -> None:
     """/tmp-like (sticky, open to all): the neighbour made index/ first and put a valid, empty index there, 0666."""

@@ -222,6 +222,32 @@ def test_a_token_file_through_a_symlink_is_followed(launcher: Launcher, db: Path
     assert token not in outcome.stderr
 
 
+@POSIX
+def test_a_link_in_the_middle_of_a_token_files_chain_kept_in_an_open_folder_is_refused(
+    launcher: Launcher, db: Path, tmp_path: Path, config: Path
+) -> None:
+    """--token-file names a link (in the user's own folder) to a link in an open folder, which leads to the user's own
+    token: neither the folder named nor the token's is open, but anyone may repoint the middle link at a token of
+    their own and so choose the server's token."""
+    token = secrets.token_urlsafe(32)
+    path = write_private(tmp_path / "secret" / "token", token + "\n")
+    shared, mine = tmp_path / "shared", tmp_path / "mine"
+    shared.mkdir()
+    mine.mkdir()
+    (shared / "hop").symlink_to(path)
+    (mine / "token").symlink_to(shared / "hop")
+    shared.chmod(0o777)
+    refused(
+        serve(launcher, db, config, "--token-file", str(mine / "token")),
+        f"the folder {shared} (mode 0777)",
+        f"chmod go-w {shared}",
+        secret=token,
+    )
+    shared.chmod(0o755)
+    outcome = serve(launcher, db, config, "--token-file", str(mine / "token"))
+    assert outcome.listened, outcome.stderr
+
+
 # -- a --token-file that is not a file -----------------------------------------------------------------------------
 
 

@@ -22,10 +22,22 @@ import secrets
 import shlex
 import stat
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import platformdirs
 
-from magnotia_mcp.filemodes import POSIX, folder_problem, kind, make_private_folders, read_capped, token_file_problem
+from magnotia_mcp.filemodes import (
+    POSIX,
+    folder_problem,
+    kind,
+    make_private_folders,
+    read_capped,
+    token_file_problem,
+    way_problem,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 ENV_VAR = "MAGNOTIA_MCP_TOKEN"
 FILE_NAME = "http-token"
@@ -145,11 +157,10 @@ def _read_token_file(path: Path, *, saved: bool, remove_empty: bool = False) -> 
             problem = token_file_problem(st, str(path))
             if problem:
                 raise TokenError(f"{what} {path}: {problem}")
-            # The target's folders, and the link's own when --token-file is one (whoever can swap the link
-            # chooses the token).
-            _check_folders(Path(os.path.realpath(path)).parent, what=f"{what} {path}")
-            if not saved:
-                _check_folders(path.absolute().parent, what=f"{what} {path}")
+            if saved:  # never a link (read without following one): its folders are where it is
+                _check_folders(Path(os.path.realpath(path)).parent, what=f"{what} {path}")
+            else:  # each folder on the way, a chain of links included: whoever can swap one chooses the token
+                _check_folders(path.absolute(), what=f"{what} {path}", problem=way_problem)
 
     try:
         data, _st = read_capped(path, MAX_FILE_BYTES, check, follow=not saved)
@@ -171,13 +182,15 @@ def _read_token_file(path: Path, *, saved: bool, remove_empty: bool = False) -> 
         raise TokenError(f"{what} {path} is not UTF-8 text; write the token in it as one line") from None
 
 
-def _check_folders(folder: Path, what: str = "the saved token") -> None:
+def _check_folders(
+    folder: Path, what: str = "the saved token", problem: Callable[[Path], str | None] = folder_problem
+) -> None:
     try:
-        problem = folder_problem(folder)
+        found = problem(folder)
     except OSError as exc:
         raise TokenError(f"{what}: cannot look at its folder {folder}: {exc.strerror}") from None
-    if problem:
-        raise TokenError(f"{what}: {problem}")
+    if found:
+        raise TokenError(f"{what}: {found}")
 
 
 def _generate(path: Path) -> str:
