@@ -70,16 +70,25 @@ def victim(tmp_path: Path) -> Path:
 
 
 def command(
-    db: Path, cache: Path, mirror: str, *, umask: int | None = None, env: dict[str, str] | None = None
+    db: Path,
+    cache: Path,
+    mirror: str,
+    *,
+    umask: int | None = None,
+    env: dict[str, str] | None = None,
+    prefix: tuple[str, ...] = (),
+    timeout: float = 120,
 ) -> subprocess.CompletedProcess[str]:
+    """`index --download-model` from mirror, its cache folder set to cache; run by prefix (a wrapper) when given."""
+    argv = [sys.executable, "-m", "magnotia_mcp", "index", "--db", str(db), "--download-model", "--model-mirror"]
     return subprocess.run(
-        [sys.executable, "-m", "magnotia_mcp", "index", "--db", str(db), "--download-model", "--model-mirror", mirror],
+        [*prefix, *argv, mirror],
         env={**os.environ, indexfile.CACHE_ENV: str(cache), **(env or {})},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         encoding="utf-8",
-        timeout=120,
+        timeout=timeout,
         check=False,
         preexec_fn=None if umask is None else lambda: os.umask(umask),
     )
@@ -289,18 +298,14 @@ def test_a_resolver_that_never_answers_is_given_up_at_the_deadline(tmp_path: Pat
     silent.bind(("127.53.53.53", 53))  # any 127/8 address is this machine's; port 53 is where glibc asks
     conf = tmp_path / "resolv.conf"
     conf.write_text("nameserver 127.53.53.53\noptions timeout:30 attempts:5\n", encoding="ascii")
-    argv = [sys.executable, "-m", "magnotia_mcp", "index", "--db", str(db), "--download-model"]
-    argv += ["--model-mirror", "https://mirror.magnotia.invalid"]
     try:
-        done = subprocess.run(
-            ["unshare", "-m", "sh", "-c", f'mount --bind {conf} /etc/resolv.conf && exec "$@"', "sh", *argv],
-            env={**os.environ, indexfile.CACHE_ENV: str(tmp_path / "cache"), DEADLINE_ENV: "2"},
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
+        done = command(
+            db,
+            tmp_path / "cache",
+            "https://mirror.magnotia.invalid",
+            env={DEADLINE_ENV: "2"},
+            prefix=("unshare", "-m", "sh", "-c", f'mount --bind {conf} /etc/resolv.conf && exec "$@"', "sh"),
             timeout=100,  # under the resolver's 150 s: without the fix this expires, and the test fails
-            check=False,
         )
         silent.settimeout(0)
         assert silent.recv(512)  # the lookup reached the silent name server (no answer came from elsewhere)
