@@ -10,9 +10,9 @@ mapping: positions there are the raw positions scaled to its length.
 
 A window of a long transcript (a 10-hour meeting: 1.6M characters, 21,000
 segments) must cost what the window costs, but some facts follow the whole
-transcript: its lengths in characters and its speakers (``Layout``), and where
-each segment sits (``Placement``, read only when a window asks for segments or
-a time). For a transcript whose raw text is over ``LONG_TEXT_BYTES`` they are
+transcript: its lengths in characters, its speakers, where its characters sit
+in its bytes and its times (``Layout``), and where each segment sits
+(``Placement``, read only for segments or a time). For a transcript whose raw text is over ``LONG_TEXT_BYTES`` they are
 read once each (10 to 30 ms each for that meeting, measured at 100k) and kept,
 in a small LRU, until the store changes: the cache is keyed on the reader's
 ``generation``. Shorter transcripts (nearly all) are read whole in one
@@ -104,6 +104,14 @@ def _spans(lengths: Sequence[int], chars: int) -> tuple[list[int], list[int]]:
     return starts, list(map(add, starts, lengths))
 
 
+class Marks(NamedTuple):
+    """Where a text's characters sit in its UTF-8 bytes, about every MARK_BYTES: a window is read by its bytes from
+    the nearest mark before it, as SQLite's substr() on a text decodes every character before the window."""
+
+    chars: array[int]  # characters before each mark
+    bytes: array[int]  # bytes before each mark
+
+
 class Layout(NamedTuple):
     """What reading any window of a long transcript needs to know about the whole of it."""
 
@@ -113,13 +121,25 @@ class Layout(NamedTuple):
     raw_nul: bool
     formatted_nul: bool
     speakers: list[str]
+    # None: the text is read by characters (not UTF-8 text, a NUL, no such text).
+    raw_marks: Marks | None = None
+    formatted_marks: Marks | None = None
 
+
+MARK_BYTES = 16_384
+_MARKED_PIECE = 16 * MARK_BYTES  # read at once: 7 statements for the 10-hour meeting's 1.8 MB, little memory
+_PIECE = {  # utf8: the store keeps text as UTF-8 (a UTF-16 store's bytes are not what the marks count)
+    column: f"SELECT typeof({column}) = 'text' AND hex(CAST('é' AS BLOB)) = 'C3A9' AS utf8,"
+    f" substr(CAST({column} AS BLOB), :at + 1, :n) AS piece FROM transcripts WHERE id = :id"
+    for column in ("raw_text", "formatted_text")
+}
 
 # A text's length, and whether it holds a NUL. One statement per text: SQLite loads the
 # whole value for each function call, so one text at a time keeps the peak memory down.
+# The times are stored after both texts: reaching them walks every page of both, so they are kept too.
 TEXT_FACTS = {
-    column: f"SELECT length({column}) AS chars, coalesce(instr({column}, char(0)) > 0, 0) AS nul"
-    " FROM transcripts WHERE id = :id"
+    column: f"SELECT length({column}) AS chars, coalesce(instr({column}, char(0)) > 0, 0) AS nul,"
+    " created_at, updated_at FROM transcripts WHERE id = :id"
     for column in ("raw_text", "formatted_text")
 }
 # The segments' lengths and times in seq order, as four flat arrays (half the cost of one
@@ -167,9 +187,45 @@ async def layout(db: Reader, transcript_id: str) -> Layout | None:
             bool(raw["nul"]),
             bool(formatted["nul"]),
             json.loads(names["speakers_json"]),
+            None if raw["nul"] else await _marks(db, "raw_text", transcript_id, raw["chars"]),
+            None if formatted["nul"] else await _marks(db, "formatted_text", transcript_id, formatted["chars"]),
         )
         _CACHE.put(key, found)
+        _CACHE.put(_key(db, "times", transcript_id), (formatted["created_at"], formatted["updated_at"]))
     return found
+
+
+def known_times(db: Reader, transcript_id: str) -> tuple[Any, Any] | None:
+    """A long transcript's created_at and updated_at, when its layout was read in this store generation."""
+    return _CACHE.get(_key(db, "times", transcript_id))
+
+
+async def _marks(db: Reader, column: str, transcript_id: str, chars: int | None) -> Marks | None:
+    """A text's marks, read piece by piece; None unless it is UTF-8 text of chars characters as SQLite counts them
+    (a BLOB, bytes not UTF-8 or a text changed meanwhile are read by characters, which is right for them)."""
+    counted, at = 0, 0
+    marks = Marks(array("q", [0]), array("q", [0]))
+    while True:
+        row = await db.one(_PIECE[column], {"id": transcript_id, "at": at, "n": _MARKED_PIECE + 3})
+        if row is None or not row["utf8"] or chars is None:
+            return None
+        piece: bytes = row["piece"] or b""
+        end = len(piece) if len(piece) <= _MARKED_PIECE else _MARKED_PIECE
+        lo = 0
+        while lo < end:
+            hi = min(lo + MARK_BYTES, end)
+            while hi < len(piece) and 0x80 <= piece[hi] < 0xC0:  # a mark starts a character, never inside one
+                hi += 1
+            try:
+                counted += len(piece[lo:hi].decode("utf-8"))
+            except UnicodeDecodeError:
+                return None
+            marks.chars.append(counted)
+            marks.bytes.append(at + hi)
+            lo = hi
+        at += lo
+        if len(piece) <= _MARKED_PIECE:
+            return marks if counted == chars else None
 
 
 async def placement(db: Reader, transcript_id: str, raw_chars: int) -> Placement:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from magnotia_mcp.errors import NotFound, named
 from magnotia_mcp.store import layouts
-from magnotia_mcp.store.windows import NOWHERE, Read, Window, bounds, fields, raw_range, reach, segment, short
+from magnotia_mcp.store.windows import NOWHERE, Read, Window, bounds, fields, piece_of, raw_range, reach, segment, short
 from magnotia_mcp.text import preview, stored_text, window_end
 
 if TYPE_CHECKING:  # only for annotations: importing the reader pulls in asyncio and sqlite3
@@ -87,20 +87,12 @@ _TRANSCRIPT = (
     f" {_TASKS_JSON}, "
 )
 _ONE_LIVE = " FROM transcripts WHERE id = :id AND deleted_at IS NULL"
+# A long transcript whose layout is known (layouts.known_times): the columns before its texts only.
+GET_LONG_TRANSCRIPT = f"SELECT id, title, source, language, model, duration_ms, NULL AS raw_text, {_TASKS_JSON}"
+GET_LONG_TRANSCRIPT += _ONE_LIVE
 # Without segments the speakers are read in SQL; with them, from those (one walk of the segments, not two).
 GET_TRANSCRIPT = _TRANSCRIPT + SPEAKERS_JSON + _ONE_LIVE
 GET_TRANSCRIPT_WITH_SEGMENTS = _TRANSCRIPT + f"CASE WHEN {SHORT} THEN {_SEGMENTS} END AS segments_json" + _ONE_LIVE
-# A window of a long transcript: characters [:start, :start + :n) of one text, and the
-# segments from seq :first to :last, found on the (transcript_id, seq) index.
-_WINDOW_SEGMENTS = (
-    "(SELECT json_group_array(json_array(seq, start_ms, end_ms, speaker, text))"
-    " FROM (SELECT seq, start_ms, end_ms, speaker, text FROM segments WHERE transcript_id = :id"
-    " AND seq BETWEEN :first AND :last ORDER BY seq)) AS segments_json"
-)
-WINDOW = {
-    column: f"SELECT substr({column}, :start + 1, :n) AS piece, {_WINDOW_SEGMENTS} FROM transcripts WHERE id = :id"
-    for column in ("raw_text", "formatted_text")
-}
 # Characters read past a window's end, so that it can end on a safe boundary.
 _SLACK = 64
 
@@ -219,17 +211,19 @@ async def read_transcript(
     window = Window(offset, start_ms, end_ms)
     with_segments = include_segments or window.by_time
     sql = GET_TRANSCRIPT_WITH_SEGMENTS if with_segments else GET_TRANSCRIPT
-    row = await db.one(sql, {"id": transcript_id, "long": layouts.LONG_TEXT_BYTES})
+    times = layouts.known_times(db, transcript_id)
+    row = await db.one(GET_LONG_TRANSCRIPT if times else sql, {"id": transcript_id, "long": layouts.LONG_TEXT_BYTES})
     if row is None:
         raise NotFound(f"Transcript {named(transcript_id)} not found")
+    created_at, updated_at = times or (row["created_at"], row["updated_at"])
     result: dict[str, Any] = {
         "id": row["id"],
         "title": row["title"],
         "source": row["source"],
         "language": row["language"],
         "model": row["model"],
-        "created_at": stored_text(row["created_at"]),
-        "updated_at": stored_text(row["updated_at"]),
+        "created_at": stored_text(created_at),
+        "updated_at": stored_text(updated_at),
         "duration_ms": row["duration_ms"],
     }
     if row["raw_text"] is None:  # long: read by window
@@ -272,10 +266,10 @@ async def _long(
         params = {"id": transcript_id, "start": start, "n": n, "first": -1, "last": -1}
         if j > i:
             params["first"], params["last"] = placement.seqs[i], placement.seqs[j - 1]
-        row = await db.one(WINDOW["formatted_text" if used == "formatted" else "raw_text"], params)
+        row = await piece_of(db, used, lay.formatted_marks if used == "formatted" else lay.raw_marks, params)
         if row is None:
             raise NotFound(f"Transcript {named(transcript_id)} not found")
-        piece: str = row["piece"] or ""
+        piece, segments_json = row
         at_end = start + len(piece) >= total
         cut = window_end(piece, 0, limit)
         if cut < len(piece) or at_end:
@@ -287,7 +281,7 @@ async def _long(
     # A segment the layout does not know (written since it was read) cannot be placed: left out.
     shown = [
         (by_seq[s[0]], s)
-        for s in json.loads(row["segments_json"])
+        for s in json.loads(segments_json)
         if s[0] in by_seq and placement.overlaps(by_seq[s[0]], lo, hi)
     ]
     needs = reach(placement, [k for k, _ in shown], start, total, lay.raw_chars)

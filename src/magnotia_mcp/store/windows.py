@@ -10,10 +10,11 @@ of it (its segments in spoken order, a page of them by seq).
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from magnotia_mcp.errors import InvalidArguments
-from magnotia_mcp.store.layouts import Placement
+from magnotia_mcp.store.layouts import Marks, Placement
 from magnotia_mcp.store.plans import HIT_COLUMNS
 from magnotia_mcp.text import window_end
 
@@ -43,6 +44,49 @@ class Read(NamedTuple):
     segments: list[dict[str, Any]]
     # Per segment shown: the fewest characters of the window that still show it (see reach).
     needs: list[int]
+
+
+# A window of a long transcript: characters [:start, :start + :n) of one text, and the
+# segments from seq :first to :last, found on the (transcript_id, seq) index.
+_WINDOW_SEGMENTS = (
+    "(SELECT json_group_array(json_array(seq, start_ms, end_ms, speaker, text))"
+    " FROM (SELECT seq, start_ms, end_ms, speaker, text FROM segments WHERE transcript_id = :id"
+    " AND seq BETWEEN :first AND :last ORDER BY seq)) AS segments_json"
+)
+_BY_CHARS = {
+    column: f"SELECT substr({column}, :start + 1, :n) AS piece, {_WINDOW_SEGMENTS} FROM transcripts WHERE id = :id"
+    for column in ("raw_text", "formatted_text")
+}
+# The same by its bytes [:at, :at + :bytes), from a mark (layouts.Marks).
+_BY_BYTES = {
+    column: f"SELECT substr(CAST({column} AS BLOB), :at + 1, :bytes) AS piece, {_WINDOW_SEGMENTS}"
+    " FROM transcripts WHERE id = :id"
+    for column in ("raw_text", "formatted_text")
+}
+
+
+async def piece_of(db: Reader, used: str, marks: Marks | None, params: dict[str, Any]) -> tuple[str, str] | None:
+    """Characters [start, start + n) of the raw or formatted text (used) and the window's segments as JSON (params:
+    id, start, n, first, last); None when the transcript is gone. With marks, read by bytes from the nearest mark."""
+    column = "formatted_text" if used == "formatted" else "raw_text"
+    if marks is None:
+        row = await db.one(_BY_CHARS[column], params)
+        return None if row is None else (row["piece"] or "", row["segments_json"])
+    k = bisect_right(marks.chars, params["start"]) - 1
+    skip = params["start"] - marks.chars[k]
+    want = skip + params["n"]
+    # Most text takes one or two bytes a character; four is UTF-8's most, so the second read always has enough.
+    text, segments = "", "[]"
+    for most in (2 * want, 4 * want):
+        row = await db.one(_BY_BYTES[column], {**params, "at": marks.bytes[k], "bytes": most})
+        if row is None:
+            return None
+        data: bytes = row["piece"] or b""
+        text = data.decode("utf-8", "ignore")  # a character cut at the end is dropped (marks checked the rest)
+        segments = row["segments_json"]
+        if len(text) >= want or len(data) < most:  # enough, or the whole rest of the text
+            break
+    return text[skip:want], segments
 
 
 def short(row: sqlite3.Row, fmt: str, window: Window, max_chars: int, with_segments: bool) -> Read:
