@@ -149,13 +149,14 @@ def private_file_problem(st: os.stat_result, path: str, instead: str) -> str | N
 def folder_problem(
     folder: Path, what: str = "the token", instead: str = "keep it in a folder of your own"
 ) -> str | None:
-    """The first folder that someone else could use to swap a file in folder; None if none: folder itself (where
-    it leads) and every folder whose entries decide where it leads (``folders_on_way``: a link in the middle of a
-    chain, kept in an open folder, could be pointed elsewhere).
+    """The first folder that someone else could use to swap a file in folder; None if none. Looked at: where folder
+    leads and each folder above it, from there up to /, then every other folder whose entries decide where it leads
+    (``folders_on_way``: a link in the middle of a chain, kept in an open folder, could be pointed elsewhere).
 
     what: the file (or files) they could replace, in words; instead: what to do when a folder is another user's.
     """
-    return _places_problem(dict.fromkeys((*folders_on_way(folder), Path(os.path.realpath(folder)))), what, instead)
+    real = Path(os.path.realpath(folder))
+    return _places_problem(dict.fromkeys((real, *real.parents, *folders_on_way(folder))), what, instead)
 
 
 def way_problem(path: Path, what: str = "the token", instead: str = "keep it in a folder of your own") -> str | None:

@@ -171,7 +171,7 @@ def _key(db: Reader, kind: str, transcript_id: str) -> tuple[Any, ...]:
 
 async def layout(db: Reader, transcript_id: str) -> Layout | None:
     """The layout of a transcript, from the cache or read now; None if there is no such transcript."""
-    key = _key(db, "layout", transcript_id)
+    key, times = _key(db, "layout", transcript_id), _key(db, "times", transcript_id)  # one generation for both
     found: Layout | None = _CACHE.get(key)
     if found is None:
         raw = await db.one(TEXT_FACTS["raw_text"], {"id": transcript_id})
@@ -191,7 +191,7 @@ async def layout(db: Reader, transcript_id: str) -> Layout | None:
             None if formatted["nul"] else await _marks(db, "formatted_text", transcript_id, formatted["chars"]),
         )
         _CACHE.put(key, found)
-        _CACHE.put(_key(db, "times", transcript_id), (formatted["created_at"], formatted["updated_at"]))
+        _CACHE.put(times, (formatted["created_at"], formatted["updated_at"]))
     return found
 
 

@@ -22,7 +22,7 @@ from devkit.storefactory import StoreBuilder, ts
 from magnotia_mcp.errors import ToolError
 from magnotia_mcp.search import plan
 from magnotia_mcp.search.querylang import parse
-from magnotia_mcp.store import layouts, transcripts
+from magnotia_mcp.store import layouts, transcripts, windows
 from magnotia_mcp.store.layouts import Placement
 from magnotia_mcp.store.reader import Reader
 from tests.support.readers import open_reader
@@ -110,6 +110,42 @@ def test_a_long_transcript_reads_by_window_as_it_reads_whole(
     whole = read(loop, reader, whole=True, transcript_id=tid, fmt=fmt, **window)
     assert by_window == whole
     assert by_window["speakers"][-1] == LATE
+
+
+@pytest.mark.parametrize("column", ["raw_text", "formatted_text"])
+def test_marks_place_every_character_and_a_window_is_read_by_bytes_from_them(
+    loop: asyncio.AbstractEventLoop, reader: Reader, column: str
+) -> None:
+    """Each mark is the characters and bytes before the same place; a window from any mark, beside one or between
+    two is the text's own characters, as many as asked or up to the end. A text with a NUL has none (read whole)."""
+    text = _stored(loop, reader, "long", column)
+    data = text.encode()
+    lay = loop.run_until_complete(layouts.layout(reader, "long"))
+    assert lay is not None
+    marks = lay.raw_marks if column == "raw_text" else lay.formatted_marks
+    assert marks is not None
+    assert len(marks.chars) > len(data) // layouts.MARK_BYTES > 8
+    assert (marks.chars[-1], marks.bytes[-1]) == (len(text), len(data))
+    for chars, at in zip(marks.chars, marks.bytes, strict=True):
+        assert len(data[:at].decode()) == chars
+    used = "raw" if column == "raw_text" else "formatted"
+    rng = random.Random(3)
+    starts = {c + d for c in marks.chars for d in (-1, 0, 1)} | {rng.randrange(len(text)) for _ in range(50)}
+    for start in sorted(s for s in starts if 0 <= s <= len(text)):
+        for n in (1, 7, 3_000):
+            params = {"id": "long", "start": start, "n": n, "first": -1, "last": -1}
+            got = loop.run_until_complete(windows.piece_of(reader, used, marks, params))
+            assert got is not None
+            assert got[0] == text[start : start + n], (start, n)
+    nul = loop.run_until_complete(layouts.layout(reader, "nul"))
+    assert nul is not None
+    assert nul.raw_marks is None
+
+
+def _stored(loop: asyncio.AbstractEventLoop, reader: Reader, tid: str, column: str) -> str:
+    row = loop.run_until_complete(reader.one(f"SELECT {column} AS text FROM transcripts WHERE id = :id", {"id": tid}))
+    assert row is not None
+    return str(row["text"])
 
 
 @pytest.mark.parametrize("fmt", ["raw", "formatted"])
