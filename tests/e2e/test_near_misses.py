@@ -15,13 +15,13 @@ answers must show:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from devkit.storefactory import StoreBuilder, ts
+from tests.support.checked import searched
 from tests.support.server import ServerProcess, SharedServers
 
 pytestmark = pytest.mark.transports("stdio", "http")
@@ -102,16 +102,7 @@ def server(mode: str, shared_servers: SharedServers, stores: dict[str, Path]) ->
 
 
 def search(server: ServerProcess, mode: str, query: str) -> dict[str, Any]:
-    response = server.call("search_transcripts", {"query": query})
-    result = response["result"]
-    assert result["isError"] is False, response
-    assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
-    found: dict[str, Any] = result["structuredContent"]
-    assert found["mode"] == mode
-    shown = json.dumps(found)
-    for secret in (MARKER, "t-trashed-0042", "Secret pricing"):
-        assert secret not in shown
-    return found
+    return searched(server, mode, {"query": query}, (MARKER, "t-trashed-0042", "Secret pricing"))
 
 
 def test_a_hit_quotes_its_best_moment_not_a_stray_word(server: ServerProcess, mode: str) -> None:

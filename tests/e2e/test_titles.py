@@ -10,13 +10,13 @@ ever shows.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from devkit.storefactory import StoreBuilder, ts
+from tests.support.checked import searched
 from tests.support.server import ServerProcess, SharedServers
 
 pytestmark = pytest.mark.transports("stdio", "http")
@@ -105,16 +105,7 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, di
 
 
 def search(server: ServerProcess, mode: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    response = server.call("search_transcripts", {"limit": 50, **arguments})
-    result = response["result"]
-    assert result["isError"] is False, response
-    assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
-    found: dict[str, Any] = result["structuredContent"]
-    assert found["mode"] == mode
-    shown = json.dumps(found)
-    for secret in (MARKER, "t-trashed-0042", TRASHED_TITLE):
-        assert secret not in shown, arguments
-    return found
+    return searched(server, mode, {"limit": 50, **arguments}, (MARKER, "t-trashed-0042", TRASHED_TITLE))
 
 
 def ids_of(result: dict[str, Any]) -> list[str]:

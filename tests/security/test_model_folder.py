@@ -31,6 +31,7 @@ from magnotia_mcp.search.semantic import indexfile
 from magnotia_mcp.search.semantic.model import fingerprint
 from tests.security.test_semantic_index import by_meaning, by_words, rewrite, search, serve  # noqa: F401 (a fixture)
 from tests.semantic import stores
+from tests.support.links import chain_through_open_folder
 from tests.support.server import Launcher, ServerProcess
 from tests.support.unprivileged import as_another_user, why_not_as_another_user, world_readable_dir
 
@@ -301,16 +302,11 @@ def test_a_link_in_the_middle_of_a_chain_kept_in_a_folder_others_may_write_is_re
     """--model names a link (in the user's own folder) to a link in an open folder, which leads back to the user's
     own model: neither the folder named nor the model's own is open, but anyone may repoint the middle link."""
     folder = copied(tmp_path)
-    shared, mine = tmp_path / "shared", tmp_path / "mine"
-    shared.mkdir()
-    mine.mkdir()
-    (shared / "hop").symlink_to(folder)
-    (mine / "model").symlink_to(shared / "hop")
-    shared.chmod(0o777)
+    model, shared = chain_through_open_folder(tmp_path, folder, "model")
     db = stores.write(tmp_path / "store" / "magnotia.db")
-    refused_with(index(db, mine / "model"), f"the folder {shared} (mode 0777)", f"chmod go-w {shared}")
+    refused_with(index(db, model), f"the folder {shared} (mode 0777)", f"chmod go-w {shared}")
     shared.chmod(0o755)
-    indexes(index(db, mine / "model"))
+    indexes(index(db, model))
 
 
 @POSIX_ONLY

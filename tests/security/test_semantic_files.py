@@ -27,6 +27,7 @@ from magnotia_mcp.search.semantic import indexfile, nearest, refresh
 from magnotia_mcp.store.opening import stamp as store_stamp
 from tests.semantic import stores
 from tests.support.checked import checked_result
+from tests.support.links import chain_through_open_folder
 from tests.support.server import Launcher, ServerProcess
 
 MODEL = Path(static_model.__file__).parent / "model"
@@ -154,23 +155,18 @@ def test_a_link_in_the_middle_of_a_chain_to_the_cache_folder_kept_in_an_open_fol
     middle link (and so swap the index the server reads)."""
     own = tmp_path / "own"
     index_file = built(db, own)
-    shared, mine = tmp_path / "shared", tmp_path / "mine"
-    shared.mkdir()
-    mine.mkdir()
-    (shared / "hop").symlink_to(own)
-    (mine / "cache").symlink_to(shared / "hop")
-    shared.chmod(0o777)
-    refusal(index(db, mine / "cache"), f"the folder {shared} (mode 0777)", f"chmod go-w {shared}")
-    state = doctor(db, mine / "cache")
+    cache, shared = chain_through_open_folder(tmp_path, own, "cache")
+    refusal(index(db, cache), f"the folder {shared} (mode 0777)", f"chmod go-w {shared}")
+    state = doctor(db, cache)
     assert state["state"] == "unusable"
     assert f"chmod go-w {shared}" in state["why"]
-    answer = relevance_search(launcher, db, mine / "cache")
+    answer = relevance_search(launcher, db, cache)
     assert answer["semantic"]["used"] is False
     assert f"chmod go-w {shared}" in answer["semantic"]["why"]
     assert answer["hits"][0]["transcript_id"] == stores.EXPORT  # by words, as ever
     shared.chmod(0o755)
-    assert index(db, mine / "cache").returncode == 0
-    assert relevance_search(launcher, db, mine / "cache")["semantic"]["used"] is True
+    assert index(db, cache).returncode == 0
+    assert relevance_search(launcher, db, cache)["semantic"]["used"] is True
     assert index_file.is_file()
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from devkit.storefactory import StoreBuilder
+from tests.support.links import chain_through_open_folder
 from tests.support.server import Launcher
 
 READY = re.compile(r"listening on (http://\S+/mcp)")
@@ -231,20 +232,15 @@ def test_a_link_in_the_middle_of_a_token_files_chain_kept_in_an_open_folder_is_r
     their own and so choose the server's token."""
     token = secrets.token_urlsafe(32)
     path = write_private(tmp_path / "secret" / "token", token + "\n")
-    shared, mine = tmp_path / "shared", tmp_path / "mine"
-    shared.mkdir()
-    mine.mkdir()
-    (shared / "hop").symlink_to(path)
-    (mine / "token").symlink_to(shared / "hop")
-    shared.chmod(0o777)
+    named, shared = chain_through_open_folder(tmp_path, path, "token")
     refused(
-        serve(launcher, db, config, "--token-file", str(mine / "token")),
+        serve(launcher, db, config, "--token-file", str(named)),
         f"the folder {shared} (mode 0777)",
         f"chmod go-w {shared}",
         secret=token,
     )
     shared.chmod(0o755)
-    outcome = serve(launcher, db, config, "--token-file", str(mine / "token"))
+    outcome = serve(launcher, db, config, "--token-file", str(named))
     assert outcome.listened, outcome.stderr
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import jsonschema
@@ -15,3 +16,18 @@ def checked_result(server: ServerProcess, tool: str, arguments: dict[str, Any]) 
     listed = next(t for t in server.request("tools/list")["result"]["tools"] if t["name"] == tool)
     jsonschema.validate(result, listed["outputSchema"])
     return result
+
+
+def searched(server: ServerProcess, mode: str, arguments: dict[str, Any], secrets: tuple[str, ...]) -> dict[str, Any]:
+    """search_transcripts(arguments) as a host shows it: no error, its text the same JSON as its structuredContent,
+    searched in mode ("fts" or "scan"), and none of secrets (what only the trash holds) anywhere in it."""
+    response = server.call("search_transcripts", arguments)
+    result = response["result"]
+    assert result["isError"] is False, response
+    assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
+    found: dict[str, Any] = result["structuredContent"]
+    assert found["mode"] == mode
+    shown = json.dumps(found)
+    for secret in secrets:
+        assert secret not in shown, arguments
+    return found
