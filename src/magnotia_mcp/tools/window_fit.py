@@ -34,7 +34,7 @@ _BLOCK = 512  # characters of text counted together: a prefix costs its whole bl
 # with ",\n" between them in the text content; "[" items "]" with "," between them in structuredContent.
 _OPENED = parts("\n\n  ")
 _LINE_SEPARATOR = parts(",\n")
-_COMMA = parts(",")
+_COMMA, _BRACKETS = parts(","), parts("[]")
 _INDENT, _SPACE = parts(item_line(None)[:-4]), parts(" ")  # item_line's indent; a space after a separator
 
 
@@ -94,8 +94,10 @@ class _Cut:
         # each grown only as far as a probe reaches.
         self._blocks: list[Parts] = [NO_PARTS]
         self._block_ends: list[int] = [0]
-        self._lines: list[Parts] = [NO_PARTS]
-        self._compact: list[Parts] = [NO_PARTS]
+        # The separators of the first i segments (a line adds a space after each), and the counts of the
+        # first k segments' compact JSON, for each k a probe asked.
+        self._separators: list[int] = [0]
+        self._counted: dict[int, Parts] = {0: NO_PARTS}
         # The rest of the answer (details, note), counted once: a cut changes only the values _said
         # gives (numbers and the note), whose counts are taken out here and added back for each cut.
         frame = self.answer(1)
@@ -156,15 +158,18 @@ class _Cut:
         """The answer's cost for a window of end characters, on the model."""
         text = plus(self._text_parts(end), self._said(end))
         k = bisect_right(self._needs, end) if self._segments else 0
-        self._grow_segments(k)
+        segments = self._segment_parts(k)
         lines = plus(self._frame_lines, text)
         if k:
-            lines = plus(plus(plus(lines, _OPENED), self._lines[k]), _LINE_SEPARATOR, k - 1)
+            # A segment is a flat object: its line is its compact JSON, indented, with a space after each of its
+            # separators (n - 1 commas, n colons), so one encoding counts both copies.
+            items = plus(plus(segments, _INDENT, k), _SPACE, self._separators[k])
+            lines = plus(plus(plus(lines, _OPENED), items), _LINE_SEPARATOR, k - 1)
         if self._copies <= 1:
             return tokens(lines)
         compact = plus(self._frame_compact, text)
         if k:
-            compact = plus(plus(compact, self._compact[k]), _COMMA, k - 1)
+            compact = plus(plus(compact, segments), _COMMA, k - 1)
         return max(tokens(lines), tokens(compact))  # a host shows the model one copy: the larger counts
 
     def _text_parts(self, end: int) -> Parts:
@@ -177,14 +182,22 @@ class _Cut:
         whole = bisect_right(ends, end) - 1
         return plus(blocks[whole], string_parts(text[ends[whole] : end]))
 
-    def _grow_segments(self, k: int) -> None:
-        # A segment is a flat object: its line is its compact JSON, indented, with a space after each of its
-        # separators (n - 1 commas, n colons), so one encoding counts both copies.
-        for s in self._segments[len(self._lines) - 1 : k]:
-            compact = parts(json_text(s))
-            self._lines.append(plus(plus(plus(self._lines[-1], compact), _INDENT), _SPACE, 2 * len(s) - 1))
-            if self._copies > 1:
-                self._compact.append(plus(self._compact[-1], compact))
+    def _segment_parts(self, k: int) -> Parts:
+        """The counts of the first k segments' compact JSON, laid end to end (they meet at braces: seams).
+
+        Counted on from the longest prefix counted already, the segments a probe adds encoded as one list
+        (its brackets and commas taken out again): one encoding and one count a probe, not one a segment
+        (each costs more to start than to run).
+        """
+        counted = self._counted.get(k)
+        if counted is not None:
+            return counted
+        for s in self._segments[len(self._separators) - 1 : k]:
+            self._separators.append(self._separators[-1] + 2 * len(s) - 1)
+        below = max(i for i in self._counted if i < k)
+        added = plus(plus(parts(json_text(self._segments[below:k])), _BRACKETS, -1), _COMMA, below - k + 1)
+        counted = self._counted[k] = plus(self._counted[below], added)
+        return counted
 
     def _guess(self) -> int:
         """Where the cut may be: the share of the budget left beside what the answer costs without text, scaled
