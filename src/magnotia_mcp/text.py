@@ -117,6 +117,9 @@ def _readable_encoder() -> Callable[[object], str]:
 _READABLE = _readable_encoder()
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def item_line(item: object) -> str:
     """One item of a listed field as result_text writes it on its own line (without the comma)."""
     return "    " + _READABLE(item)
@@ -126,15 +129,16 @@ def result_text(result: dict[str, Any]) -> str:
     """A tool result as readable JSON for the model: one field per line, one list item per line.
 
     Like pretty-printed JSON but without an indented line per leaf value: a page of
-    100 transcripts stays 100 lines (fewer tokens for the model), and each piece is
-    one call into the C encoder, several times faster than ``json.dumps(indent=2)``.
+    100 transcripts stays 100 lines (fewer tokens for the model), a list of names
+    one line, and each piece is one call into the C encoder, several times faster
+    than ``json.dumps(indent=2)``.
     """
     encode = _READABLE
     lines = ["{"]
     last = len(result) - 1
     for i, (key, value) in enumerate(result.items()):
         comma = "," if i < last else ""
-        if isinstance(value, list) and value:
+        if isinstance(value, list) and value and not all(isinstance(v, _SCALARS) for v in value):
             lines.append(f"  {encode(key)}: [")
             lines.append(",\n".join(map(item_line, value)))
             lines.append(f"  ]{comma}")
