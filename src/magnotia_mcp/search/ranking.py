@@ -14,9 +14,13 @@ row: the number of rows, their average length in tokens and, per phrase, how man
 rows hold it (the index counts transcripts in the trash too, so the scan does).
 
 The work is bounded (``RANK_CAP``): the transcripts with every term are ranked
-among the newest 1,000 of them; when fewer than the limit have every term, the
-partial matches are ranked among the newest 1,000 that have any term, with the
-coverage of each read from one index lookup per clause over that window.
+among the newest 1,000 of them; when fewer than the limit have every term (of a
+query of three or more), those that lack one are ranked among the newest 1,000 of
+them, by the BM25 of any term as all partial matches are; when fewer still, the
+partial matches are ranked
+among the newest 1,000 that have any term, with the coverage of each read from one
+index lookup per clause over that window. A transcript that lacks one word of a
+long query is found however many transcripts say only its common words.
 ``ranked_among`` says how many transcripts were compared.
 """
 
@@ -81,13 +85,22 @@ async def rank_fts(db: Reader, query: Query, limit: int, filt: Filters) -> tuple
     light: list[Light] = [(0, n, full_scores[rid], rid) for rid in full]
     if len(full) >= limit or n == 1:
         return await _top(db, light, limit), len(full)
-    match = query.fts_at_least(1)
-    window = await relevance.newest(db, match, RANK_CAP)
-    scores = await relevance.scores(db, match, window, RANK_CAP)
-    covered = await _coverage(db, query, window)
     in_full = set(full)
-    light += [(1, covered[rid], scores[rid], rid) for rid in window if rid not in in_full]
-    return await _top(db, light, limit), len(in_full | covered.keys())
+    near: list[int] = []
+    if n >= 3:  # those that lack one clause, however far back the ones with any clause reach
+        near = [rid for rid in await relevance.newest(db, query.fts_at_least(n - 1), RANK_CAP) if rid not in in_full]
+    match = query.fts_at_least(1)
+    if len(full) + len(near) >= limit:
+        scores = await relevance.scores_from(db, match, near)
+        light += [(1, n - 1, scores[rid], rid) for rid in near]
+        return await _top(db, light, limit), len(in_full) + len(near)
+    window = await relevance.newest(db, match, RANK_CAP)
+    scores = await relevance.scores_from(db, match, near + window)
+    covered = await _coverage(db, query, window)
+    in_near = set(near)
+    light += [(1, n - 1, scores[rid], rid) for rid in near]
+    light += [(1, covered[rid], scores[rid], rid) for rid in window if rid not in in_full and rid not in in_near]
+    return await _top(db, light, limit), len(in_full | in_near | covered.keys())
 
 
 async def _coverage(db: Reader, query: Query, window: Iterable[int]) -> dict[int, int]:
@@ -132,11 +145,27 @@ async def _rank_fts_rows(db: Reader, query: Query, limit: int, filt: Filters) ->
     ranked_full = _order([r._replace(coverage=n, relevance=full_scores[rid]) for rid, r in full.items()])
     if len(ranked_full) >= limit or n == 1:
         return ranked_full[:limit], len(full)
+    # Then those that lack one clause, among the newest that do (rank_fts), scored as partial matches.
+    near: dict[int, Candidate] = {}
+    match = query.fts_at_least(1)
+    if n >= 3:
+        within, _ = await _window(db, query.fts_at_least(n - 1), filt)
+        near = {rid: r._replace(coverage=n - 1) for rid, r in within.items() if rid not in full}
+        if len(full) + len(near) >= limit:
+            scored = await relevance.scores_from(db, match, list(near))
+            near_ranked = _order([r._replace(relevance=scored[rid]) for rid, r in near.items()])
+            return (ranked_full + near_ranked)[:limit], len(full) + len(near)
     # Then partial matches, among the newest that have any of the terms.
-    window, scores = await _window(db, query.fts_at_least(1), filt)
+    window, scores = await _window(db, match, filt)
+    if near:
+        scores = {**scores, **await relevance.scores_from(db, match, list(near))}
     covered = await _coverage(db, query, window)
-    rest = [r._replace(coverage=covered[rid], relevance=scores[rid]) for rid, r in window.items() if rid not in full]
-    return (ranked_full + _order(rest))[:limit], len(full.keys() | window.keys())
+    rest = [r._replace(relevance=scores[rid]) for rid, r in near.items()] + [
+        r._replace(coverage=covered[rid], relevance=scores[rid])
+        for rid, r in window.items()
+        if rid not in full and rid not in near
+    ]
+    return (ranked_full + _order(rest))[:limit], len(full.keys() | near.keys() | window.keys())
 
 
 async def _window(db: Reader, match: str, filt: Filters) -> tuple[dict[int, Candidate], dict[int, float]]:
@@ -217,9 +246,15 @@ def rank_candidates(cands: list[Candidate], clauses: int, limit: int) -> tuple[l
     ranked_full = _order(list(full.values()))
     if len(ranked_full) >= limit or clauses == 1:
         return ranked_full[:limit], len(full)
+    near: dict[int, Candidate] = {}
+    if clauses >= 3:
+        within = _newest([c for c in cands if c.coverage >= clauses - 1])
+        near = {rid: c for rid, c in within.items() if rid not in full}
+        if len(full) + len(near) >= limit:
+            return (ranked_full + _order(list(near.values())))[:limit], len(full) + len(near)
     window = _newest(cands)
-    rest = [c for rid, c in window.items() if rid not in full]
-    return (ranked_full + _order(rest))[:limit], len(full.keys() | window.keys())
+    rest = list(near.values()) + [c for rid, c in window.items() if rid not in full and rid not in near]
+    return (ranked_full + _order(rest))[:limit], len(full.keys() | near.keys() | window.keys())
 
 
 def _newest(cands: list[Candidate]) -> dict[int, Candidate]:

@@ -412,6 +412,36 @@ def test_a_bounded_ranking_of_partial_matches_agrees_in_both_modes(
             _both(loop, readers, "budget OR hiring launch", sort=sort, speaker=speaker, limit=50)
 
 
+def test_those_that_lack_one_word_are_ranked_however_far_back_they_are(
+    loop: asyncio.AbstractEventLoop, readers: dict[str, Reader], small_cap: int
+) -> None:
+    """Three clauses, one full match: the newest that lack one clause are ranked next, though they are older than
+    every transcript with any one word; then the partial matches, from the newest with any word."""
+    query = parse("budget hiring launch")
+    matcher = Matcher(query)
+
+    def covered(r: dict[str, Any]) -> int:
+        return sum(matcher.matched(*(fold(t) for t in _text_of(r))))
+
+    full = _newest_rowids(ROWS, lambda r: covered(r) == 3, small_cap)
+    near = _newest_rowids(ROWS, lambda r: covered(r) == 2, small_cap)
+    anyterm = _newest_rowids(ROWS, lambda r: covered(r) >= 1, small_cap)
+    assert len(full) == 1
+    assert set(near) - set(anyterm)  # some of them only the new tier finds
+    for filters in ({}, {"since": "2000-01-01T00:00:00Z"}):
+        result = _both(loop, readers, query.text, limit=50, **filters)
+        ids = [h["transcript_id"] for h in result["hits"]]
+        assert ids[0] == full[0]
+        assert set(ids[1:6]) == set(near)
+        assert set(ids[6:]) == set(anyterm) - set(near)
+        assert [len(h["matched_terms"]) for h in result["hits"]] == [3] + [2] * 5 + [1] * (len(ids) - 6)
+        assert result["ranked_among"] == len(set(full) | set(near) | set(anyterm))
+        # Enough of them for the limit: the partial matches are not even compared.
+        few = _both(loop, readers, query.text, limit=3, **filters)
+        assert few["ranked_among"] == len(full) + len(near)
+        assert [h["transcript_id"] for h in few["hits"]] == ids[:3]
+
+
 # -- where the two modes can disagree -----------------------------------------------------
 
 
