@@ -1,20 +1,21 @@
 """What a hit quotes is what the model came for (issue 44, item 7), end to end over stdio and HTTP.
 
 One store, written with the app's full-text index ("fts" mode) and without it ("scan" mode): a meeting where
-one line says every word of the query among lines that share one word with it, two meetings that say only
-some of the words (one over 64 KiB, shaped from the index), and one in the trash that says every word. The
-answers must show:
+one line says every word of the query among lines that share one word with it, a meeting that lacks one word
+of it (over 64 KiB, shaped from the index), one that has only half of its words, and one in the trash that
+says every word. The answers must show:
 
 - a moment with under half the clauses of a hit's best moment is left out (a stray "page" beside "pricing
   page copy ready");
-- below a hit with every clause, a hit with only some of them is still on the page (a hit need not have every
-  word) but quotes its best moment only;
-- without a hit that has every clause, hits keep their three best moments;
+- below a hit with every clause, a hit that lacks one is still on the page (a hit need not have every word)
+  but quotes its best moment only; one that lacks more is left for the next page, counted in a note;
+- without a hit that has every clause, hits keep their best moments, each with as many clauses as their best;
 - nothing of the trash, ever.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -58,17 +59,17 @@ def write_store(path: Path, *, fts: bool) -> Path:
             ("Sven", "We have 19 open bugs on the search page."),
             ("Jonas", "The inbox is ready too."),
         ],
-        id="t-near",
+        id="t-half",
         title="Call with Acme",
         created_at=ts(4),
     )
     meeting(  # over 64 KiB: with the index, its hit is shaped from the index and its matching segments
         b,
         [
-            ("Ana", "The billing page is ready for review."),
+            ("Ana", "The billing page copy is ready for review."),
             *(("Ben" if i % 2 else "Ana", FILLER * 4) for i in range(300)),
-            ("Ben", "The help page is ready as well."),
-            ("Ana", "And the settings page is ready."),
+            ("Ben", "The help page copy is ready as well."),
+            ("Ana", "And the settings page copy is ready."),
         ],
         id="t-near-long",
         title="All-day workshop",
@@ -101,8 +102,9 @@ def server(mode: str, shared_servers: SharedServers, stores: dict[str, Path]) ->
     return shared_servers.get(stores[mode], "2025-11-25")
 
 
-def search(server: ServerProcess, mode: str, query: str) -> dict[str, Any]:
-    return searched(server, mode, {"query": query}, (MARKER, "t-trashed-0042", "Secret pricing"))
+def search(server: ServerProcess, mode: str, query: str | dict[str, Any]) -> dict[str, Any]:
+    arguments = {"query": query} if isinstance(query, str) else query
+    return searched(server, mode, arguments, (MARKER, "t-trashed-0042", "Secret pricing"))
 
 
 def test_a_hit_quotes_its_best_moment_not_a_stray_word(server: ServerProcess, mode: str) -> None:
@@ -116,20 +118,36 @@ def test_a_hit_quotes_its_best_moment_not_a_stray_word(server: ServerProcess, mo
 
 def test_a_near_miss_below_a_full_match_stays_and_quotes_one_moment(server: ServerProcess, mode: str) -> None:
     hits = search(server, mode, QUERY)["hits"]
-    assert hits[0]["transcript_id"] == "t-full"
-    assert sorted(h["transcript_id"] for h in hits[1:]) == ["t-near", "t-near-long"]
-    for near in hits[1:]:
-        assert set(near["matched_terms"]) == {"page", "ready"}, near
-        assert len(near["moments"]) == 1, near  # each has three lines with both words
-        assert "**page**" in near["moments"][0]["snippet"]
-        assert "**ready**" in near["moments"][0]["snippet"]
-        assert "snippet" not in near  # the moment quotes where it matched
+    assert [h["transcript_id"] for h in hits] == ["t-full", "t-near-long"]
+    near = hits[1]
+    assert set(near["matched_terms"]) == {"page", "copy", "ready"}, near
+    assert len(near["moments"]) == 1, near  # it has three lines with the three words
+    assert "**page** **copy** is **ready**" in near["moments"][0]["snippet"]
+    assert "snippet" not in near  # the moment quotes where it matched
+
+
+def test_a_hit_with_half_the_words_waits_for_the_next_page(server: ServerProcess, mode: str) -> None:
+    first = search(server, mode, QUERY)
+    assert "t-half" not in json.dumps(first)
+    assert first["note"] == "1 more transcript matches only some of the words: pass next_cursor to see it."
+    rest = search(server, mode, {"query": QUERY, "cursor": first["next_cursor"]})
+    assert [h["transcript_id"] for h in rest["hits"]] == ["t-half"]
+    assert set(rest["hits"][0]["matched_terms"]) == {"page", "ready"}
+    assert rest["next_cursor"] is None
+    assert "note" not in rest
+    # Asked for one hit, the first page holds the full match alone: the cursor is the one a cut page gives.
+    one = search(server, mode, {"query": QUERY, "limit": 1})
+    assert [h["transcript_id"] for h in one["hits"]] == ["t-full"]
+    assert one["next_cursor"] is None
 
 
 def test_without_a_full_match_hits_keep_their_best_moments(server: ServerProcess, mode: str) -> None:
     # "pricing" is said only in the hit with every word (and the trash): without it, nobody has every clause.
     hits = search(server, mode, "page ready launch")["hits"]
     by_id = {h["transcript_id"]: h for h in hits}
-    assert set(by_id) == {"t-full", "t-near", "t-near-long"}
-    # Each best line says two of the three clauses; a line with one is half of that, and stays.
-    assert [len(by_id[i]["moments"]) for i in ("t-full", "t-near", "t-near-long")] == [3, 3, 3]
+    assert set(by_id) == {"t-full", "t-half", "t-near-long"}
+    # Each best line says two of the three clauses ("page" and "ready"); a line with one of them is left out, and
+    # the long meeting's three lines with both are all quoted: no hit here has every clause to be measured against.
+    assert [len(by_id[i]["moments"]) for i in ("t-full", "t-half", "t-near-long")] == [1, 1, 3]
+    for hit in hits:
+        assert all("**page**" in m["snippet"] and "**ready**" in m["snippet"] for m in hit["moments"]), hit

@@ -79,6 +79,18 @@ def write_store(path: Path, *, fts: bool) -> tuple[Path, dict[str, str]]:
             created_at=ts(20),
             deleted_at=ts(21),
         ),
+        # Its title has every word of "hiring plan review"; each of its lines only one of them.
+        "plan": meeting(
+            b,
+            [
+                ("Ana", "The roadmap review is done."),
+                ("Ben", "Hiring is on hold until June."),
+                ("Ana", "Next we plan the offsite."),
+            ],
+            id="t-plan",
+            title="Hiring plan review",
+            created_at=ts(2),
+        ),
         "moving": b.transcript(
             id="t-moving",
             title="Office",
@@ -160,6 +172,19 @@ def test_a_hit_found_by_its_title_shows_the_opening(server: ServerProcess, mode:
     assert all("**design**" not in m["snippet"].lower() for m in talky["moments"])
     assert [m["seq"] for m in talky["moments"]] == [0, 1]
     assert "**icons**" in talky["moments"][0]["snippet"]
+
+
+def test_a_title_with_every_word_is_not_followed_by_lines_with_one(server: ServerProcess, mode: str) -> None:
+    """The title says why the hit was found: a line that has one of the three words is not worth reading."""
+    hit = search(server, mode, {"query": "hiring plan review"})["hits"][0]
+    assert hit["transcript_id"] == "t-plan"
+    assert sorted(hit["matched_terms"]) == ["hiring", "plan", "review"]
+    assert hit["moments"] == []
+    assert hit["snippet"]  # where its text matched first, as a hit without moments shows
+    # Without its title having every word, the same lines are its moments.
+    lines = search(server, mode, {"query": "hiring roadmap"})["hits"][0]
+    assert lines["transcript_id"] == "t-plan"
+    assert [m["seq"] for m in lines["moments"]] == [0, 1]
 
 
 def test_matched_terms_are_the_alternatives_that_hit(server: ServerProcess, mode: str) -> None:

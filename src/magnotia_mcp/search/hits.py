@@ -70,7 +70,8 @@ async def shape(
             else:
                 row = texts.get(c.rid)
                 columns = [row["raw_text"] if row else None, row["formatted_text"] if row else None]
-                hit = _shaped(matcher, c, *_matched_and_snippet(matcher, c, columns), segs.get(c.id, []))
+                shaped = _matched_and_snippet(matcher, c, columns)
+                hit = _shaped(matcher, c, *shaped, segs.get(c.id, []), titled=_titled(matcher, c))
             if c.coverage < every and ranked[0].coverage == every:
                 # Below a hit with every clause, a near miss is named with its best moment only.
                 hit["moments"] = hit["moments"][:1]
@@ -124,9 +125,21 @@ def _matched_and_snippet(
     return hits, _best_snippet(matcher, texts, folded) or c.title or ""
 
 
+def _titled(matcher: Matcher, c: Candidate) -> bool:
+    """Whether the hit's title alone has every clause of the query (it says why the hit was found)."""
+    return bool(c.title) and matcher.matches(title=fold(c.title))
+
+
 def _shaped(
-    matcher: Matcher, c: Candidate, matched: list[bool], snippet_text: str, segments: list[sqlite3.Row]
+    matcher: Matcher,
+    c: Candidate,
+    matched: list[bool],
+    snippet_text: str,
+    segments: list[sqlite3.Row],
+    *,
+    titled: bool = False,
 ) -> dict[str, Any]:
+    """titled: the title has every clause; then a moment must have every clause too to be worth reading."""
     return {
         "transcript_id": c.id,
         "title": c.title,
@@ -137,7 +150,7 @@ def _shaped(
         "score": round(c.coverage + c.relevance / (1 + c.relevance), 6),
         # Each term or alternative it matched (matched: one flag per phrase), once.
         "matched_terms": matcher.query.matched_labels(matched),
-        "moments": _moments(matcher, segments),
+        "moments": _moments(matcher, segments, len(matcher.query.clauses) if titled else 1),
     }
 
 
@@ -157,7 +170,7 @@ async def _long_hit(db: Reader, matcher: Matcher, c: Candidate) -> dict[str, Any
     if found is None:
         heads = await rows.heads(db, c.rid)
         found = _best_snippet(matcher, [heads["raw_text"], heads["formatted_text"]] if heads else [])
-    return _shaped(matcher, c, matched, found, segments)
+    return _shaped(matcher, c, matched, found, segments, titled=_titled(matcher, c))
 
 
 def _best_snippet(matcher: Matcher, texts: list[str | None], folded: list[str | None] | None = None) -> str:
@@ -174,9 +187,16 @@ def _best_snippet(matcher: Matcher, texts: list[str | None], folded: list[str | 
     return preview(next((t for t in reversed(texts) if t and t.strip()), ""), SNIPPET_CHARS)
 
 
-def _moments(matcher: Matcher, segments: list[sqlite3.Row]) -> list[dict[str, Any]]:
-    """The segments that match best (most clauses, then most hits; the earlier on ties), none with under half
-    the clauses of the best."""
+def least_clauses(best: int) -> int:
+    """The fewest clauses a hit or a moment is shown with beside the best one's best: one fewer when that has
+    three or more (a question's second answer often lacks one of its words), else as many (with one word of
+    two, it is what a model skims past)."""
+    return best - 1 if best >= 3 else best
+
+
+def _moments(matcher: Matcher, segments: list[sqlite3.Row], least: int = 1) -> list[dict[str, Any]]:
+    """The segments that match best (most clauses, then most hits; the earlier on ties), none with fewer clauses
+    than least_clauses of the best, nor than least."""
     # One fold for all the segments (folding keeps offsets, so each segment is a slice of it):
     # a call per segment costs more than the folding itself.
     texts = [s["text"] or "" for s in segments]
@@ -189,12 +209,12 @@ def _moments(matcher: Matcher, segments: list[sqlite3.Row]) -> list[dict[str, An
         covered = len({clause_of[i] for i, n in enumerate(counts) if n})
         scored.append(((-covered, -sum(counts), segments[k]["seq"]), k))
     scored.sort(key=lambda item: item[0])
-    # A moment with under half the clauses of the best one is a stray word (a hit's "page" beside the one
-    # that said "pricing page copy ready"): tokens the model reads for nothing.
-    best = -scored[0][0][0] if scored else 0
+    # A moment with fewer clauses than the best one (one fewer, beside three or more) is a stray word (a hit's
+    # "page" beside the one that said "pricing page copy ready"): tokens the model reads for nothing.
+    least = max(least, least_clauses(-scored[0][0][0] if scored else 0))
     moments = []
     for (neg_covered, *_), k in scored[:MOMENTS]:
-        if -neg_covered * 2 < best:
+        if -neg_covered < least:
             break
         s = segments[k]
         found = snippet(matcher, texts[k], whole[starts[k] : starts[k + 1] - 1])

@@ -50,9 +50,19 @@ async def search_transcripts(
     speaker: str | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """Hits for query: the most relevant first, or in time order, every clause required."""
+    """Every hit for query, the most relevant first or in time order: the ranking whole, with the hits a first
+    page leaves for its cursor (``_fold_near_misses``) in their place."""
     result, _ = await search_page(
-        db, query, limit=limit, sort=sort, since=since, until=until, source=source, speaker=speaker, progress=progress
+        db,
+        query,
+        limit=limit,
+        sort=sort,
+        since=since,
+        until=until,
+        source=source,
+        speaker=speaker,
+        progress=progress,
+        fold=False,
     )
     return result
 
@@ -71,6 +81,7 @@ async def search_page(
     skip: int = 0,
     enough: Callable[[dict[str, Any]], bool] | None = None,
     near: Callable[[], Awaitable[Near | None]] | None = None,
+    fold: bool = True,
 ) -> tuple[dict[str, Any], int]:
     """search_transcripts's answer from its skip-th hit on, and how many hits there are from there.
 
@@ -80,6 +91,8 @@ async def search_page(
     search by words runs), fused with the ranking by words when the sort is by relevance; each hit
     then says how it matched, and one found by meaning cites the segments nearest the query in the
     passages that matched.
+    fold: a first page by relevance leaves the hits with too few of the words for its cursor, counted in
+    ``result["folded"]``.
     """
     mode = "fts" if db.has_fts else "scan"
     result: dict[str, Any] = {"query": query.text, "mode": mode, "sort": sort, "ranked_among": 0, "hits": []}
@@ -123,6 +136,10 @@ async def search_page(
         decorate = partial(citing.cite, how, nearest, page_segments)
         cited = frozenset(i for i, matched in how.items() if matched == "meaning")
     page = ranked[skip:]
+    if fold and skip == 0 and sort == "relevance" and nearest is None:
+        page = _fold_near_misses(page)
+        if len(page) < len(ranked):
+            result["folded"] = len(ranked) - len(page)
     decorate = _with_about(await hit_rows.about(db, [c.id for c in page]), decorate)
     if enough is None:
         result["hits"] = await hits.shape(db, matcher, page, said, decorate=decorate, cited=cited)
@@ -132,6 +149,13 @@ async def search_page(
             db, matcher, page, said, lambda shaped: check({**result, "hits": shaped}), decorate=decorate, cited=cited
         )
     return result, len(page)
+
+
+def _fold_near_misses(page: list[ranking.Candidate]) -> list[ranking.Candidate]:
+    """The first page of a search by words without the hits that have too few of the clauses the best hit has
+    (``hits.least_clauses``): they stay a cursor away."""
+    least = hits.least_clauses(page[0].coverage) if page else 0
+    return [c for c in page if c.coverage >= least]
 
 
 def _with_about(

@@ -100,7 +100,12 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
             meaning.cancel()  # the search failed or was cancelled: nothing waits for the index's answer
         elif not meaning.cancelled():
             meaning.exception()  # retrieved, so never logged as lost: the search's own error is the one said
+    folded = result.pop("folded", 0)
     result["next_cursor"] = None
+    if folded:  # hits with too few of the words, left off a first page that has better ones (plan.py)
+        result["next_cursor"] = cursors.encode("search", (total, limit))
+        some, them = ("transcript matches", "it") if folded == 1 else ("transcripts match", "them")
+        result["note"] = f"{folded} more {some} only some of the words: pass next_cursor to see {them}."
     answer = window.echoed(result)
     return fit_page(
         answer,
@@ -338,7 +343,10 @@ SEARCH_TRANSCRIPTS = Tool(
             "moments_found": inside.MOMENTS_FOUND,
             "next_cursor": {
                 "type": ["string", "null"],
-                "description": "Hits left out to fit max_tokens: pass as cursor (same query) for the rest.",
+                "description": (
+                    "Hits left out (to fit max_tokens, or with few of the words): pass as cursor (same query) "
+                    "for the rest."
+                ),
             },
             "hint": HINT,
             "semantic": SEMANTIC,
