@@ -100,20 +100,21 @@ class PageCost:
 
     Exact: a list of k items in the text content is the empty list's ``[]`` opened onto lines of its
     own (``_OPENED``), the items' lines and k - 1 line separators; in structuredContent, the items'
-    compact JSON and k - 1 commas. Each item is encoded once, when counted; the count of k items is
+    compact JSON and k - 1 commas. Each item is encoded once, as its line of the text content: its
+    compact JSON counts the same but for the line's indent (the spaces after its separators cost
+    nothing, ``_SPACES_FREE``), and result_text reuses the lines (``Answer``). The count of k items is
     the count of the nearest k counted before, with the items between joined and counted in one pass
     added or taken off (``parts`` adds up over concatenation: per-item counting cost more than the
     encoding itself). Only the rest of the answer is encoded again for each k. A page read in chunks
     is counted as it grows (``extend``), so each item is counted about once in all.
     """
 
-    __slots__ = ("_compact", "_copies", "_key", "_known", "_text")
+    __slots__ = ("_copies", "_key", "_known", "_text")
 
     def __init__(self, page: list[Any], key: str, copies: int) -> None:
         self._key, self._copies = key, copies
         self._text: list[str] = []
-        self._compact: list[str] = []
-        self._known: dict[int, tuple[Parts, Parts]] = {}  # _items(k) counted so far, by k
+        self._known: dict[int, Parts] = {}  # the text of _items(k) counted so far, by k
         self.extend(page)
 
     @property
@@ -121,11 +122,13 @@ class PageCost:
         """How many items have been counted."""
         return len(self._text)
 
+    def lines(self, k: int) -> list[str]:
+        """The first k items' lines, as result_text writes them."""
+        return self._text[:k]
+
     def extend(self, items: list[Any]) -> None:
         """Count items after those counted before."""
         self._text += map(item_line, items)
-        if self._copies > 1:
-            self._compact += map(json_text, items)
 
     def _items(self, k: int) -> tuple[Parts, Parts]:
         """The first k items' counts, text and compact, with their k - 1 separators.
@@ -133,21 +136,23 @@ class PageCost:
         From the nearest k counted before, up or down (counts add up, so they subtract too): only the items between
         are counted, so a page counted as it is read, then probed near its end, counts each item about once.
         """
-        if k in self._known or k == 0:
-            return self._known.get(k, (NO_PARTS, NO_PARTS))
-        assert k <= self.counted, (k, self.counted)  # a count kept for more items than counted would go stale
-        below = max((j for j in self._known if j < k), default=0)
-        above = min((j for j in self._known if j > k), default=None)
-        if above is not None and above - k < k - below:
-            lo, hi, base, sign = k, above, self._known[above], -1
-        else:
-            lo, hi, base, sign = below, k, self._known[below] if below else (NO_PARTS, NO_PARTS), 1
-        text = plus(base[0], parts(",\n".join(self._text[lo:hi])), sign)
-        compact = plus(base[1], parts(",".join(self._compact[lo:hi])), sign) if self._copies > 1 else NO_PARTS
-        if lo:  # the separator between the items below lo and those counted here
-            text = plus(text, _LINE_SEPARATOR, sign)
-            compact = plus(compact, _COMMA, sign) if self._copies > 1 else NO_PARTS
-        self._known[k] = (text, compact)
+        if k == 0:
+            return NO_PARTS, NO_PARTS
+        text = self._known.get(k)
+        if text is None:
+            assert k <= self.counted, (k, self.counted)  # a count kept for more items than counted would go stale
+            below = max((j for j in self._known if j < k), default=0)
+            above = min((j for j in self._known if j > k), default=None)
+            if above is not None and above - k < k - below:
+                lo, hi, base, sign = k, above, self._known[above], -1
+            else:
+                lo, hi, base, sign = below, k, self._known[below] if below else NO_PARTS, 1
+            text = plus(base, parts(",\n".join(self._text[lo:hi])), sign)
+            if lo:  # the separator between the items below lo and those counted here
+                text = plus(text, _LINE_SEPARATOR, sign)
+            self._known[k] = text
+        # The same items compact: no indents, and "," where the lines have ",\n".
+        compact = plus(plus(text, _INDENT, -k), _NEWLINE, 1 - k)
         return text, compact
 
     def over(self, budget: int) -> bool:
@@ -172,9 +177,26 @@ class PageCost:
         return max(tokens(text), tokens(compact))
 
 
+class Answer(dict[str, Any]):
+    """A tool's answer whose page of items (under ``page[0]``) has its text content lines made already
+    (``page[1]``, one an item: budget.PageCost made them to count them), for result_text to reuse."""
+
+    __slots__ = ("page",)
+
+    def __init__(self, answer: dict[str, Any], key: str, lines: list[str]) -> None:
+        super().__init__(answer)
+        self.page = (key, lines)
+
+
 _OPENED = parts("\n\n  ")  # "[]" -> "[\n" items "\n  ]"
 _LINE_SEPARATOR = parts(",\n")
 _COMMA = parts(",")
+_NEWLINE = parts("\n")
+_INDENT = parts(item_line(None)[:-4])  # item_line's indent
+# A line of the text content is its item's compact JSON with a space after each separator: counted alike
+# only while a lone space costs nothing (tokens carry their leading space).
+_SPACES_FREE = parts(" ") == NO_PARTS
+assert _SPACES_FREE, "PageCost counts an item's compact JSON from its line: a space must cost nothing"
 
 
 def squeeze(result: dict[str, Any], fits: Any, strings: frozenset[str], lists: frozenset[str]) -> bool:
@@ -260,7 +282,7 @@ def fit_page(
         cost.extend(page[cost.counted :])
     whole = cost(result, len(page))
     if full == len(page) and whole <= budget:
-        return result
+        return Answer(result, items, cost.lines(len(page)))
 
     def trial(k: int) -> dict[str, Any]:
         trimmed = {**result, items: page[:k]}
@@ -290,6 +312,7 @@ def fit_page(
         out[items] = [dict(page[0])]
         squeeze(out, lambda r: answer_cost(r, copies) <= budget, ITEM_STRINGS, ITEM_LISTS)
         out["note"] = (out.get("note", "") + f" Long text in the first {what[:-1]} was shortened to fit.").strip()
+        return out  # its one item changed: its line is made anew
     if lo == full and "next_cursor" in result:
         out["next_cursor"] = cursor
-    return out
+    return Answer(out, items, cost.lines(lo))

@@ -136,11 +136,14 @@ def result_text(result: dict[str, Any]) -> str:
     encode = _READABLE
     lines = ["{"]
     last = len(result) - 1
+    # A page whose lines were made to count them (budget.Answer) is not encoded again.
+    made: tuple[str, list[str]] | None = getattr(result, "page", None)
     for i, (key, value) in enumerate(result.items()):
         comma = "," if i < last else ""
         if isinstance(value, list) and value and not all(isinstance(v, _SCALARS) for v in value):
             lines.append(f"  {encode(key)}: [")
-            lines.append(",\n".join(map(item_line, value)))
+            done = made[1] if made is not None and made[0] == key and len(made[1]) == len(value) else None
+            lines.append(",\n".join(done if done is not None else map(item_line, value)))
             lines.append(f"  ]{comma}")
         else:
             lines.append(f"  {encode(key)}: {encode(value)}{comma}")

@@ -174,6 +174,8 @@ def test_fit_page_keeps_the_most_items_that_fit(copies: int, shape: str) -> None
     checked, whole = 0, answer_cost({"items": page, "next_cursor": None}, copies)
     for budget in (whole // 10, whole // 3, whole // 2, whole * 4 // 5, whole + 50):
         out = fit_page({"items": list(page), "next_cursor": None}, "items", budget, copies, _cursor_after, "items")
+        # The text content is what encoding the answer anew gives, the lines made to count the items reused.
+        assert result_text(out) == result_text(dict(out))
         k = len(out["items"])
         if k == len(page):
             assert answer_cost(out, copies) <= budget
