@@ -1,12 +1,13 @@
 """What a hit quotes is what the model came for (issue 44, item 7), end to end over stdio and HTTP.
 
 One store, written with the app's full-text index ("fts" mode) and without it ("scan" mode): a meeting where
-one line says every word of the query among lines that share one word with it, a meeting that lacks one word
-of it (over 64 KiB, shaped from the index), one that has only half of its words, and one in the trash that
-says every word. The answers must show:
+one line says every word of the query among lines that share one word with it, one that says every word each
+in a line of its own, a meeting that lacks one word of it (over 64 KiB, shaped from the index), one that has
+only half of its words, and one in the trash that says every word. The answers must show:
 
-- a moment with under half the clauses of a hit's best moment is left out (a stray "page" beside "pricing
+- a moment with too few of the clauses of its hit's best moment is left out (a stray "page" beside "pricing
   page copy ready");
+- a hit whose words are spread over its lines, below one that says them in one line, quotes one line;
 - below a hit with every clause, a hit that lacks one is still on the page (a hit need not have every word)
   but quotes its best moment only; one that lacks more is left for the next page, counted in a note;
 - without a hit that has every clause, hits keep their best moments, each with as many clauses as their best;
@@ -63,6 +64,19 @@ def write_store(path: Path, *, fts: bool) -> Path:
         title="Call with Acme",
         created_at=ts(4),
     )
+    meeting(  # every word of the query, each in a line of its own, among lines that say none of them
+        b,
+        [
+            ("Ana", "The pricing is fixed for now."),
+            *(("Ben" if i % 2 else "Ana", FILLER) for i in range(12)),
+            ("Ben", "That page loads slowly."),
+            ("Ana", "Copy that."),
+            ("Ben", "Are we ready to ship?"),
+        ],
+        id="t-spread",
+        title="Weekly sync",
+        created_at=ts(6),
+    )
     meeting(  # over 64 KiB: with the index, its hit is shaped from the index and its matching segments
         b,
         [
@@ -116,10 +130,19 @@ def test_a_hit_quotes_its_best_moment_not_a_stray_word(server: ServerProcess, mo
     assert "**pricing** **page** **copy** **ready**" in hits[0]["moments"][0]["snippet"]
 
 
+def test_a_hit_whose_words_are_spread_over_lines_quotes_one_of_them(server: ServerProcess, mode: str) -> None:
+    hits = search(server, mode, QUERY)["hits"]
+    assert [h["transcript_id"] for h in hits[:2]] == ["t-full", "t-spread"]  # both have every word
+    spread = hits[1]
+    assert sorted(spread["matched_terms"]) == sorted(QUERY.split())
+    # Its best line has one of the four words, the first hit's all four: one line is enough to show what it is.
+    assert len(spread["moments"]) == 1, spread
+
+
 def test_a_near_miss_below_a_full_match_stays_and_quotes_one_moment(server: ServerProcess, mode: str) -> None:
     hits = search(server, mode, QUERY)["hits"]
-    assert [h["transcript_id"] for h in hits] == ["t-full", "t-near-long"]
-    near = hits[1]
+    assert [h["transcript_id"] for h in hits] == ["t-full", "t-spread", "t-near-long"]
+    near = hits[2]
     assert set(near["matched_terms"]) == {"page", "copy", "ready"}, near
     assert len(near["moments"]) == 1, near  # it has three lines with the three words
     assert "**page** **copy** is **ready**" in near["moments"][0]["snippet"]
@@ -145,9 +168,11 @@ def test_without_a_full_match_hits_keep_their_best_moments(server: ServerProcess
     # "pricing" is said only in the hit with every word (and the trash): without it, nobody has every clause.
     hits = search(server, mode, "page ready launch")["hits"]
     by_id = {h["transcript_id"]: h for h in hits}
-    assert set(by_id) == {"t-full", "t-half", "t-near-long"}
+    assert set(by_id) == {"t-full", "t-half", "t-near-long", "t-spread"}
     # Each best line says two of the three clauses ("page" and "ready"); a line with one of them is left out, and
     # the long meeting's three lines with both are all quoted: no hit here has every clause to be measured against.
     assert [len(by_id[i]["moments"]) for i in ("t-full", "t-half", "t-near-long")] == [1, 1, 3]
+    assert len(by_id["t-spread"]["moments"]) == 1  # its line with "page"; "ready" is in another
     for hit in hits:
-        assert all("**page**" in m["snippet"] and "**ready**" in m["snippet"] for m in hit["moments"]), hit
+        if hit["transcript_id"] != "t-spread":
+            assert all("**page**" in m["snippet"] and "**ready**" in m["snippet"] for m in hit["moments"]), hit

@@ -46,9 +46,12 @@ async def shape(
     cited: the transcripts whose moments decorate gives (found by meaning alone): their segments are not
     read, nor their moments by words looked for.
     When the first hit has every clause of the query, a hit below it that lacks some shows one moment, not
-    three: it stays on the page (a hit need not have every word) at a third of the cost.
+    three: it stays on the page (a hit need not have every word) at a third of the cost. So does a hit whose
+    best moment has fewer clauses than the first hit's (``least_clauses``): its words are spread over lines
+    that each say one of them ("sign-up flow", "come back to it"), below one that says them together.
     """
     hits: list[dict[str, Any]] = []
+    first_line = 0  # how many clauses the first hit's best moment has
     shown: set[str] = set()  # what the moments of the hits so far quote (_lean)
     every = len(matcher.query.clauses)
     # Texts and segments are read a few hits at a time: the whole text of 50 long
@@ -64,16 +67,19 @@ async def shape(
             if said is not None:
                 segments = said.get(c.id, [])  # none for a hit found by meaning alone: decorate cites it
                 spoken: list[str | None] = ["\n".join(s["text"] for s in segments)]
-                hit = _shaped(matcher, c, *_matched_and_snippet(matcher, c, spoken, speaker=True), segments)
+                hit, line = _shaped(matcher, c, *_matched_and_snippet(matcher, c, spoken, speaker=True), segments)
             elif c.rid in long:
-                hit = await _long_hit(db, matcher, c)
+                hit, line = await _long_hit(db, matcher, c)
             else:
                 row = texts.get(c.rid)
                 columns = [row["raw_text"] if row else None, row["formatted_text"] if row else None]
                 shaped = _matched_and_snippet(matcher, c, columns)
-                hit = _shaped(matcher, c, *shaped, segs.get(c.id, []), titled=_titled(matcher, c))
-            if c.coverage < every and ranked[0].coverage == every:
-                # Below a hit with every clause, a near miss is named with its best moment only.
+                hit, line = _shaped(matcher, c, *shaped, segs.get(c.id, []), titled=_titled(matcher, c))
+            if not hits:
+                first_line = line
+            elif (c.coverage < every and ranked[0].coverage == every) or line < least_clauses(first_line):
+                # Below a hit with every clause, a near miss is named with its best moment only; so is a hit
+                # whose words are spread over its lines, below one that says them in one line.
                 hit["moments"] = hit["moments"][:1]
             if decorate is not None:
                 await decorate(hit)
@@ -138,9 +144,11 @@ def _shaped(
     segments: list[sqlite3.Row],
     *,
     titled: bool = False,
-) -> dict[str, Any]:
-    """titled: the title has every clause; then a moment must have every clause too to be worth reading."""
-    return {
+) -> tuple[dict[str, Any], int]:
+    """The hit, and how many clauses its best moment has. titled: the title has every clause; then a moment
+    must have every clause too to be worth reading."""
+    moments, line = _moments(matcher, segments, len(matcher.query.clauses) if titled else 1)
+    hit = {
         "transcript_id": c.id,
         "title": c.title,
         "created_at": c.created_at,
@@ -150,11 +158,12 @@ def _shaped(
         "score": round(c.coverage + c.relevance / (1 + c.relevance), 6),
         # Each term or alternative it matched (matched: one flag per phrase), once.
         "matched_terms": matcher.query.matched_labels(matched),
-        "moments": _moments(matcher, segments, len(matcher.query.clauses) if titled else 1),
+        "moments": moments,
     }
+    return hit, line
 
 
-async def _long_hit(db: Reader, matcher: Matcher, c: Candidate) -> dict[str, Any]:
+async def _long_hit(db: Reader, matcher: Matcher, c: Candidate) -> tuple[dict[str, Any], int]:
     """A hit on a long transcript, shaped without reading its text: the cost follows its matches.
 
     The terms it matches come from the full-text index (one lookup per term); the snippet and
@@ -194,9 +203,9 @@ def least_clauses(best: int) -> int:
     return best - 1 if best >= 3 else best
 
 
-def _moments(matcher: Matcher, segments: list[sqlite3.Row], least: int = 1) -> list[dict[str, Any]]:
+def _moments(matcher: Matcher, segments: list[sqlite3.Row], least: int = 1) -> tuple[list[dict[str, Any]], int]:
     """The segments that match best (most clauses, then most hits; the earlier on ties), none with fewer clauses
-    than least_clauses of the best, nor than least."""
+    than least_clauses of the best, nor than least; and how many clauses the best has (0: no segment matches)."""
     # One fold for all the segments (folding keeps offsets, so each segment is a slice of it):
     # a call per segment costs more than the folding itself.
     texts = [s["text"] or "" for s in segments]
@@ -211,7 +220,8 @@ def _moments(matcher: Matcher, segments: list[sqlite3.Row], least: int = 1) -> l
     scored.sort(key=lambda item: item[0])
     # A moment with fewer clauses than the best one (one fewer, beside three or more) is a stray word (a hit's
     # "page" beside the one that said "pricing page copy ready"): tokens the model reads for nothing.
-    least = max(least, least_clauses(-scored[0][0][0] if scored else 0))
+    best = -scored[0][0][0] if scored else 0
+    least = max(least, least_clauses(best))
     moments = []
     for (neg_covered, *_), k in scored[:MOMENTS]:
         if -neg_covered < least:
@@ -227,7 +237,7 @@ def _moments(matcher: Matcher, segments: list[sqlite3.Row], least: int = 1) -> l
                 "snippet": found or preview(s["text"]),
             }
         )
-    return moments
+    return moments, best
 
 
 def segment_moment(s: sqlite3.Row) -> dict[str, Any]:
