@@ -2,14 +2,15 @@
 
 One store, written with the app's full-text index ("fts" mode) and without it ("scan" mode): a meeting where
 one line says every word of the query among lines that share one word with it, one that says every word each
-in a line of its own, a meeting that lacks one word of it (over 64 KiB, shaped from the index), one that has
+in a line of its own, one that says only "Soylent", a meeting that lacks one word of it (over 64 KiB, shaped from the index), one that has
 only half of its words, and one in the trash that says every word. The answers must show:
 
 - a moment with too few of the clauses of its hit's best moment is left out (a stray "page" beside "pricing
   page copy ready");
 - a hit whose words are spread over its lines, below one that says them in one line, quotes one line;
 - below a hit with every clause, a hit that lacks one is still on the page (a hit need not have every word)
-  but quotes its best moment only; one that lacks more is left for the next page, counted in a note;
+  but quotes its best moment only; one that lacks more is left for the next page, counted in a note, unless it
+  has the query's rarest word ("Soylent" of "Soylent page");
 - without a hit that has every clause, hits keep their best moments, each with as many clauses as their best;
 - nothing of the trash, ever.
 """
@@ -63,6 +64,13 @@ def write_store(path: Path, *, fts: bool) -> Path:
         id="t-half",
         title="Call with Acme",
         created_at=ts(4),
+    )
+    meeting(  # the rarer word of "Soylent page" alone
+        b,
+        [("Ana", "Soylent signed the renewal."), ("Ben", "Good news.")],
+        id="t-soylent",
+        title="Account review",
+        created_at=ts(7),
     )
     meeting(  # every word of the query, each in a line of its own, among lines that say none of them
         b,
@@ -162,6 +170,18 @@ def test_a_hit_with_half_the_words_waits_for_the_next_page(server: ServerProcess
     one = search(server, mode, {"query": QUERY, "limit": 1})
     assert [h["transcript_id"] for h in one["hits"]] == ["t-full"]
     assert one["next_cursor"] is None
+
+
+def test_a_hit_with_the_rarest_word_stays_on_the_first_page(server: ServerProcess, mode: str) -> None:
+    """Below the one hit with both words, the one that says only "Soylent" stays; those that say only "page" (many
+    transcripts do) wait for the cursor."""
+    first = search(server, mode, "Soylent page")
+    assert [h["transcript_id"] for h in first["hits"]] == ["t-full", "t-soylent"]
+    assert first["hits"][1]["matched_terms"] == ["Soylent"]
+    assert first["note"] == "3 more transcripts match only some of the words: pass next_cursor to see them."
+    rest = search(server, mode, {"query": "Soylent page", "cursor": first["next_cursor"]})
+    assert sorted(h["transcript_id"] for h in rest["hits"]) == ["t-half", "t-near-long", "t-spread"]
+    assert all(h["matched_terms"] == ["page"] for h in rest["hits"])
 
 
 def test_without_a_full_match_hits_keep_their_best_moments(server: ServerProcess, mode: str) -> None:

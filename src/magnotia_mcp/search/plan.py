@@ -152,10 +152,15 @@ async def search_page(
 
 
 def _fold_near_misses(page: list[ranking.Candidate]) -> list[ranking.Candidate]:
-    """The first page of a search by words without the hits that have too few of the clauses the best hit has
-    (``hits.least_clauses``): they stay a cursor away."""
+    """The first page of a search by words up to the first hit with too few of the clauses the best hit has
+    (``hits.least_clauses``) that lacks the query's rarest clause too (``ranking.rarest``): the rest stay a cursor
+    away. A call with Pinecrest and no price word stays below "Pinecrest price OR quote"; a meeting that says
+    "plan" but not "workshop" waits below "planning workshop"."""
     least = hits.least_clauses(page[0].coverage) if page else 0
-    return [c for c in page if c.coverage >= least]
+    kept = 0
+    while kept < len(page) and (page[kept].coverage >= least or page[kept].rare):
+        kept += 1
+    return page[:kept]
 
 
 def _with_about(

@@ -2,26 +2,20 @@
 
 The order, in both modes:
 
-1. coverage: a transcript that matches more of the query's clauses (terms) ranks
-   above one that matches fewer;
-2. within the same coverage, BM25 (SQLite FTS5's ``bm25()``: k1 = 1.2, b = 0.75,
-   the title weighted 4, raw and formatted text 1 each), higher first;
+1. coverage: a transcript that matches more of the query's clauses (terms) ranks above one that matches fewer;
+2. within the same coverage, BM25 (SQLite FTS5's ``bm25()``: k1 = 1.2, b = 0.75, the title weighted 4, raw and
+   formatted text 1 each), higher first;
 3. exact ties: newest first.
 
-With the index, SQLite computes BM25 (``store.relevance``). Without it, the scan
-computes the same formula from the same statistics, read in its pass over every
-row: the number of rows, their average length in tokens and, per phrase, how many
-rows hold it (the index counts transcripts in the trash too, so the scan does).
+With the index, SQLite computes BM25 (``store.relevance``). Without it, the scan computes the same formula from
+the same statistics, read in its pass over every row: the number of rows, their average length in tokens and, per
+phrase, how many rows hold it (the index counts transcripts in the trash too, so the scan does).
 
-The work is bounded (``RANK_CAP``): the transcripts with every term are ranked
-among the newest 1,000 of them; when fewer than the limit have every term (of a
-query of three or more), those that lack one are ranked among the newest 1,000 of
-them, by the BM25 of any term as all partial matches are; when fewer still, the
-partial matches are ranked
-among the newest 1,000 that have any term, with the coverage of each read from one
-index lookup per clause over that window. A transcript that lacks one word of a
-long query is found however many transcripts say only its common words.
-``ranked_among`` says how many transcripts were compared.
+The work is bounded (``RANK_CAP``): the transcripts with every term are ranked among the newest 1,000 of them;
+when fewer than the limit have every term, those that lack one (of a query of three or more) among the newest
+1,000 of them, however far back those with any term reach; when fewer still, the partial matches among the
+newest 1,000 that have any term, each one's coverage read from one index lookup per clause over that window.
+Partial matches are scored by the BM25 of any term. ``ranked_among`` says how many transcripts were compared.
 """
 
 from __future__ import annotations
@@ -58,6 +52,8 @@ class Candidate(NamedTuple):  # not a dataclass: importing dataclasses costs sta
     source: str
     coverage: int  # clauses matched
     relevance: float  # BM25, higher is better
+    mask: int = 0  # which clauses (bit k: clause k), where the scan counted them
+    rare: bool = False  # it has the clause fewest of the partial matches compared have (``rarest``)
 
 
 def candidate(row: sqlite3.Row, coverage: int = 0, relevance: float = 0.0) -> Candidate:
@@ -96,25 +92,35 @@ async def rank_fts(db: Reader, query: Query, limit: int, filt: Filters) -> tuple
         return await _top(db, light, limit), len(in_full) + len(near)
     window = await relevance.newest(db, match, RANK_CAP)
     scores = await relevance.scores_from(db, match, near + window)
-    covered = await _coverage(db, query, window)
+    covered, rare = await _coverage(db, query, window)
     in_near = set(near)
     light += [(1, n - 1, scores[rid], rid) for rid in near]
     light += [(1, covered[rid], scores[rid], rid) for rid in window if rid not in in_full and rid not in in_near]
-    return await _top(db, light, limit), len(in_full | in_near | covered.keys())
+    return await _top(db, light, limit, rare), len(in_full | in_near | covered.keys())
 
 
-async def _coverage(db: Reader, query: Query, window: Iterable[int]) -> dict[int, int]:
-    """How many of the query's clauses each row of window has (one index lookup per clause)."""
+async def _coverage(db: Reader, query: Query, window: Iterable[int]) -> tuple[dict[int, int], set[int]]:
+    """How many of the query's clauses each row of window has (one index lookup per clause), and the rows of
+    window that have the clause fewest of them have (``rarest``)."""
     covered = dict.fromkeys(window, 0)
     floor = min(covered) if covered else None
+    having = []
     for clause in query.clause_fts():
-        for rid in await relevance.in_clause(db, clause, floor):
-            if rid in covered:
-                covered[rid] += 1
-    return covered
+        having.append({rid for rid in await relevance.in_clause(db, clause, floor) if rid in covered})
+        for rid in having[-1]:
+            covered[rid] += 1
+    return covered, rarest(having)
 
 
-async def _top(db: Reader, light: list[Light], limit: int) -> list[Candidate]:
+def rarest(having: list[set[int]]) -> set[int]:
+    """The rows of the clause the fewest rows have (the first such; having: each clause's rows): the word a partial
+    match most needs, "Pinecrest" of "Pinecrest price OR quote". A first page keeps those that have it (``plan``)."""
+    return min(having, key=len) if having else set()
+
+
+async def _top(
+    db: Reader, light: list[Light], limit: int, rare: set[int] | frozenset[int] = frozenset()
+) -> list[Candidate]:
     """The first limit of light in ``_order``'s order (the full matches first), their rows read.
 
     Ties on (group, coverage, relevance) go newest first, which needs the rows' times: every
@@ -131,7 +137,7 @@ async def _top(db: Reader, light: list[Light], limit: int) -> list[Candidate]:
         chosen += [c for c in light[limit:] if rank(c) == edge]
     rows = await relevance.facts(db, [c[3] for c in chosen])
     group = {c[3]: c[0] for c in chosen}
-    cands = [candidate(rows[c[3]], c[1], c[2]) for c in chosen if c[3] in rows]
+    cands = [candidate(rows[c[3]], c[1], c[2])._replace(rare=c[3] in rare) for c in chosen if c[3] in rows]
     cands.sort(key=lambda c: (c.created_at, c.id), reverse=True)
     cands.sort(key=lambda c: (group[c.rid], -c.coverage, -c.relevance))  # stable: ties stay newest first
     return cands[:limit]
@@ -159,9 +165,9 @@ async def _rank_fts_rows(db: Reader, query: Query, limit: int, filt: Filters) ->
     window, scores = await _window(db, match, filt)
     if near:
         scores = {**scores, **await relevance.scores_from(db, match, list(near))}
-    covered = await _coverage(db, query, window)
+    covered, rare = await _coverage(db, query, window)
     rest = [r._replace(relevance=scores[rid]) for rid, r in near.items()] + [
-        r._replace(coverage=covered[rid], relevance=scores[rid])
+        r._replace(coverage=covered[rid], relevance=scores[rid], rare=rid in rare)
         for rid, r in window.items()
         if rid not in full and rid not in near
     ]
@@ -200,8 +206,13 @@ async def rank_scan(
         if row["keep"]:
             found.append((row, freqs, length))
     scorer = Bm25(rows, length_sum, df)
-    cands = [candidate(r, coverage(query, f), scorer(f, n)) for r, f, n in found]
+    cands = [_scanned(candidate(r), query, f, scorer(f, n)) for r, f, n in found]
     return rank_candidates(cands, len(query.clauses), limit)
+
+
+def _scanned(c: Candidate, query: Query, freqs: list[float], relevance: float) -> Candidate:
+    mask = clause_mask(query, freqs)
+    return c._replace(coverage=mask.bit_count(), relevance=relevance, mask=mask)
 
 
 def rank_said(
@@ -220,13 +231,10 @@ def rank_said(
     df = [sum(f[i] > 0 for _, f, _ in docs) for i in range(len(query.phrases))]
     scorer = Bm25(len(docs), sum(n for _, _, n in docs), df)
     cands = [
-        Candidate(
-            s["rid"],
-            s["transcript_id"],
-            s["title"],
-            stored_text(s["created_at"]),
-            s["source"],
-            coverage(query, f),
+        _scanned(
+            Candidate(s["rid"], s["transcript_id"], s["title"], stored_text(s["created_at"]), s["source"], 0, 0.0),
+            query,
+            f,
             scorer(f, n),
         )
         for s, f, n in docs
@@ -253,7 +261,10 @@ def rank_candidates(cands: list[Candidate], clauses: int, limit: int) -> tuple[l
         if len(full) + len(near) >= limit:
             return (ranked_full + _order(list(near.values())))[:limit], len(full) + len(near)
     window = _newest(cands)
-    rest = list(near.values()) + [c for rid, c in window.items() if rid not in full and rid not in near]
+    rare = rarest([{rid for rid, c in window.items() if c.mask >> k & 1} for k in range(clauses)])
+    rest = list(near.values()) + [
+        c._replace(rare=rid in rare) for rid, c in window.items() if rid not in full and rid not in near
+    ]
     return (ranked_full + _order(rest))[:limit], len(full.keys() | near.keys() | window.keys())
 
 
@@ -274,13 +285,13 @@ class Bm25:
         return sum(idf * (f * (K1 + 1)) / (f + norm) for idf, f in zip(self.idf, freqs, strict=True) if f)
 
 
-def coverage(query: Query, freqs: list[float]) -> int:
-    """How many clauses have a phrase with hits (freqs: one per phrase, clause by clause)."""
-    covered, start = 0, 0
-    for clause in query.clauses:
-        covered += any(f > 0 for f in freqs[start : start + len(clause)])
+def clause_mask(query: Query, freqs: list[float]) -> int:
+    """Which clauses have a phrase with hits, bit k for clause k (freqs: one per phrase, clause by clause)."""
+    mask, start = 0, 0
+    for k, clause in enumerate(query.clauses):
+        mask |= any(f > 0 for f in freqs[start : start + len(clause)]) << k
         start += len(clause)
-    return covered
+    return mask
 
 
 def token_count(text: str | None) -> int:
@@ -291,10 +302,8 @@ def token_count(text: str | None) -> int:
 def phrase_freqs(
     matcher: Matcher, folded_columns: Iterable[str], weights: Iterable[float], *, title_first: bool = False
 ) -> list[float]:
-    """Per phrase, its hits in each (folded) column times the column's weight, summed.
-
-    title_first: the first column is the title, where terms written title:... count too.
-    """
+    """Per phrase, its hits in each (folded) column times the column's weight, summed (title_first: the first
+    column is the title, where terms written title:... count too)."""
     total = [0.0] * len(matcher.query.phrases)
     for k, (text, weight) in enumerate(zip(folded_columns, weights, strict=True)):
         if text:
@@ -303,11 +312,10 @@ def phrase_freqs(
     return total
 
 
-# Token counts of the rows scanned before, by (store path, file identity, transcript id):
-# counting is most of a relevance scan's work and a row's count changes only with its text (and
-# so its updated_at). Not by rowid, which a VACUUM may renumber, nor by the pool's generation,
-# which moves with every commit of the app: a live store would then be recounted on every scan.
-# The identity keeps a store renamed over the path (other texts, maybe the same ids) apart.
+# Token counts of the rows scanned before, by (store path, file identity, transcript id): counting is most of a
+# relevance scan's work and a row's count changes only with its text (and so its updated_at). Not by rowid, which
+# a VACUUM may renumber, nor by the pool's generation, which moves with every commit of the app: a live store
+# would then be recounted on every scan. The identity keeps a store renamed over the path apart.
 StoreKey = tuple[str, tuple[int, int]]
 _LENGTHS: dict[tuple[StoreKey, str], tuple[str, int]] = {}
 _LENGTHS_KEPT = 500_000  # about 50 MB at most; past it, rows are counted every time
