@@ -5,13 +5,13 @@ one line says every word of the query among lines that share one word with it, o
 in a line of its own, one that says only "Soylent", a meeting that lacks one word of it (over 64 KiB, shaped from the index), one that has
 only half of its words, and one in the trash that says every word. The answers must show:
 
-- a moment with too few of the clauses of its hit's best moment is left out (a stray "page" beside "pricing
+- a moment with under half the clauses of its hit's best moment is left out (a stray "page" beside "pricing
   page copy ready");
 - a hit whose words are spread over its lines, below one that says them in one line, quotes one line;
 - below a hit with every clause, a hit that lacks one is still on the page (a hit need not have every word)
   but quotes its best moment only; one that lacks more is left for the next page, counted in a note, unless it
   has the query's rarest word ("Soylent" of "Soylent page");
-- without a hit that has every clause, hits keep their best moments, each with as many clauses as their best;
+- without a hit that has every clause, hits keep their three best moments;
 - nothing of the trash, ever.
 """
 
@@ -189,10 +189,7 @@ def test_without_a_full_match_hits_keep_their_best_moments(server: ServerProcess
     hits = search(server, mode, "page ready launch")["hits"]
     by_id = {h["transcript_id"]: h for h in hits}
     assert set(by_id) == {"t-full", "t-half", "t-near-long", "t-spread"}
-    # Each best line says two of the three clauses ("page" and "ready"); a line with one of them is left out, and
-    # the long meeting's three lines with both are all quoted: no hit here has every clause to be measured against.
-    assert [len(by_id[i]["moments"]) for i in ("t-full", "t-half", "t-near-long")] == [1, 1, 3]
-    assert len(by_id["t-spread"]["moments"]) == 1  # its line with "page"; "ready" is in another
-    for hit in hits:
-        if hit["transcript_id"] != "t-spread":
-            assert all("**page**" in m["snippet"] and "**ready**" in m["snippet"] for m in hit["moments"]), hit
+    # Each best line says two of the three clauses; a line with one is half of that, and stays.
+    assert [len(by_id[i]["moments"]) for i in ("t-full", "t-half", "t-near-long")] == [3, 3, 3]
+    # Its lines each say one of them, below a hit whose best line says two: one line shows what it is.
+    assert len(by_id["t-spread"]["moments"]) == 1

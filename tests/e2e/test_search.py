@@ -209,8 +209,8 @@ def test_every_revision_gets_the_relevance_fields(
     check_hits(rest, REVISION_CALLS[1])
     assert [h["matched_terms"] for h in rest["hits"]] == [["budget"], ["launch"]]
     assert rest["next_cursor"] is None
-    # Its line with both terms; lines with one of them (seq 2 says "budget" twice) are left out beside it.
-    assert [(m["seq"], m["speaker"]) for m in question["hits"][0]["moments"]] == [(0, "Ana")]
+    # Both terms, then two hits of one, then one hit.
+    assert [(m["seq"], m["speaker"]) for m in question["hits"][0]["moments"]] == [(0, "Ana"), (2, "Ana"), (1, "Ben")]
     assert [h["transcript_id"] for h in newest["hits"]] == [ids["sync"]]
     assert [h["transcript_id"] for h in oldest["hits"]] == [ids["sync"], ids["roadmap"], ids["groceries"]]
     assert [(m["seq"], m["speaker"]) for h in ana["hits"] for m in h["moments"]] == [(2, "Ana"), (0, "Ana")]

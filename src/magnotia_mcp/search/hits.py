@@ -197,15 +197,15 @@ def _best_snippet(matcher: Matcher, texts: list[str | None], folded: list[str | 
 
 
 def least_clauses(best: int) -> int:
-    """The fewest clauses a hit or a moment is shown with beside the best one's best: one fewer when that has
-    three or more (a question's second answer often lacks one of its words), else as many (with one word of
-    two, it is what a model skims past)."""
+    """The fewest clauses a hit is shown with in full beside the best one's best: one fewer when that has three or
+    more (a question's second answer often lacks one of its words), else as many (with one word of two, it is
+    what a model skims past)."""
     return best - 1 if best >= 3 else best
 
 
 def _moments(matcher: Matcher, segments: list[sqlite3.Row], least: int = 1) -> tuple[list[dict[str, Any]], int]:
-    """The segments that match best (most clauses, then most hits; the earlier on ties), none with fewer clauses
-    than least_clauses of the best, nor than least; and how many clauses the best has (0: no segment matches)."""
+    """The segments that match best (most clauses, then most hits; the earlier on ties), none with under half the
+    clauses of the best, nor under least; and how many clauses the best has (0: no segment matches)."""
     # One fold for all the segments (folding keeps offsets, so each segment is a slice of it):
     # a call per segment costs more than the folding itself.
     texts = [s["text"] or "" for s in segments]
@@ -218,13 +218,13 @@ def _moments(matcher: Matcher, segments: list[sqlite3.Row], least: int = 1) -> t
         covered = len({clause_of[i] for i, n in enumerate(counts) if n})
         scored.append(((-covered, -sum(counts), segments[k]["seq"]), k))
     scored.sort(key=lambda item: item[0])
-    # A moment with fewer clauses than the best one (one fewer, beside three or more) is a stray word (a hit's
-    # "page" beside the one that said "pricing page copy ready"): tokens the model reads for nothing.
+    # A moment with under half the clauses of the best one is a stray word (a hit's "page" beside the one that
+    # said "pricing page copy ready"): tokens the model reads for nothing. One with half of them stays: a line
+    # that names only "Riverside" beside one that says "move to the Riverside building" is how the story goes on.
     best = -scored[0][0][0] if scored else 0
-    least = max(least, least_clauses(best))
     moments = []
     for (neg_covered, *_), k in scored[:MOMENTS]:
-        if -neg_covered < least:
+        if -neg_covered * 2 < best or -neg_covered < least:
             break
         s = segments[k]
         found = snippet(matcher, texts[k], whole[starts[k] : starts[k + 1] - 1])
