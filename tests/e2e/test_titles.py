@@ -79,16 +79,16 @@ def write_store(path: Path, *, fts: bool) -> tuple[Path, dict[str, str]]:
             created_at=ts(20),
             deleted_at=ts(21),
         ),
-        # Its title has every word of "hiring plan review"; each of its lines only one of them.
+        # Its title has every word of "hiring plan recap"; each of its lines only one of them.
         "plan": meeting(
             b,
             [
-                ("Ana", "The roadmap review is done."),
+                ("Ana", "The roadmap recap is done."),
                 ("Ben", "Hiring is on hold until June."),
                 ("Ana", "Next we plan the offsite."),
             ],
             id="t-plan",
-            title="Hiring plan review",
+            title="Hiring plan recap",
             created_at=ts(2),
         ),
         "moving": b.transcript(
@@ -176,9 +176,9 @@ def test_a_hit_found_by_its_title_shows_the_opening(server: ServerProcess, mode:
 
 def test_a_title_with_every_word_is_not_followed_by_lines_with_one(server: ServerProcess, mode: str) -> None:
     """The title says why the hit was found: a line that has one of the three words is not worth reading."""
-    hit = search(server, mode, {"query": "hiring plan review"})["hits"][0]
+    hit = search(server, mode, {"query": "hiring plan recap"})["hits"][0]
     assert hit["transcript_id"] == "t-plan"
-    assert sorted(hit["matched_terms"]) == ["hiring", "plan", "review"]
+    assert sorted(hit["matched_terms"]) == ["hiring", "plan", "recap"]
     assert hit["moments"] == []
     assert hit["snippet"]  # where its text matched first, as a hit without moments shows
     # Without its title having every word, the same lines are its moments.

@@ -211,7 +211,7 @@ def _moments(matcher: Matcher, segments: list[sqlite3.Row], least: int = 1) -> t
     texts = [s["text"] or "" for s in segments]
     whole = fold("\n".join(texts))
     starts = list(accumulate((len(t) + 1 for t in texts), initial=0))
-    # ranking.clause_mask, for many segments: the clause of each phrase (phrases go clause by clause).
+    # ranking.coverage, for many segments: the clause of each phrase (phrases go clause by clause).
     clause_of = [k for k, clause in enumerate(matcher.query.clauses) for _ in clause]
     scored = []
     for k, counts in _segment_counts(matcher, whole, starts):

@@ -50,19 +50,9 @@ async def search_transcripts(
     speaker: str | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """Every hit for query, the most relevant first or in time order: the ranking whole, with the hits a first
-    page leaves for its cursor (``_fold_near_misses``) in their place."""
+    """Hits for query: the most relevant first, or in time order, every clause required."""
     result, _ = await search_page(
-        db,
-        query,
-        limit=limit,
-        sort=sort,
-        since=since,
-        until=until,
-        source=source,
-        speaker=speaker,
-        progress=progress,
-        fold=False,
+        db, query, limit=limit, sort=sort, since=since, until=until, source=source, speaker=speaker, progress=progress
     )
     return result
 
@@ -81,7 +71,6 @@ async def search_page(
     skip: int = 0,
     enough: Callable[[dict[str, Any]], bool] | None = None,
     near: Callable[[], Awaitable[Near | None]] | None = None,
-    fold: bool = True,
 ) -> tuple[dict[str, Any], int]:
     """search_transcripts's answer from its skip-th hit on, and how many hits there are from there.
 
@@ -91,8 +80,6 @@ async def search_page(
     search by words runs), fused with the ranking by words when the sort is by relevance; each hit
     then says how it matched, and one found by meaning cites the segments nearest the query in the
     passages that matched.
-    fold: a first page by relevance leaves the hits with too few of the words for its cursor, counted in
-    ``result["folded"]``.
     """
     mode = "fts" if db.has_fts else "scan"
     result: dict[str, Any] = {"query": query.text, "mode": mode, "sort": sort, "ranked_among": 0, "hits": []}
@@ -136,10 +123,6 @@ async def search_page(
         decorate = partial(citing.cite, how, nearest, page_segments)
         cited = frozenset(i for i, matched in how.items() if matched == "meaning")
     page = ranked[skip:]
-    if fold and skip == 0 and sort == "relevance" and nearest is None:
-        page = _fold_near_misses(page)
-        if len(page) < len(ranked):
-            result["folded"] = len(ranked) - len(page)
     decorate = _with_about(await hit_rows.about(db, [c.id for c in page]), decorate)
     if enough is None:
         result["hits"] = await hits.shape(db, matcher, page, said, decorate=decorate, cited=cited)
@@ -149,18 +132,6 @@ async def search_page(
             db, matcher, page, said, lambda shaped: check({**result, "hits": shaped}), decorate=decorate, cited=cited
         )
     return result, len(page)
-
-
-def _fold_near_misses(page: list[ranking.Candidate]) -> list[ranking.Candidate]:
-    """The first page of a search by words up to the first hit with too few of the clauses the best hit has
-    (``hits.least_clauses``) that lacks the query's rarest clause too (``ranking.rarest``): the rest stay a cursor
-    away. A call with Pinecrest and no price word stays below "Pinecrest price OR quote"; a meeting that says
-    "plan" but not "workshop" waits below "planning workshop"."""
-    least = hits.least_clauses(page[0].coverage) if page else 0
-    kept = 0
-    while kept < len(page) and (page[kept].coverage >= least or page[kept].rare):
-        kept += 1
-    return page[:kept]
 
 
 def _with_about(

@@ -52,8 +52,6 @@ class Candidate(NamedTuple):  # not a dataclass: importing dataclasses costs sta
     source: str
     coverage: int  # clauses matched
     relevance: float  # BM25, higher is better
-    mask: int = 0  # which clauses (bit k: clause k), where the scan counted them
-    rare: bool = False  # it has the clause fewest of the partial matches compared have (``rarest``)
 
 
 def candidate(row: sqlite3.Row, coverage: int = 0, relevance: float = 0.0) -> Candidate:
@@ -92,30 +90,22 @@ async def rank_fts(db: Reader, query: Query, limit: int, filt: Filters) -> tuple
         return await _top(db, light, limit), len(in_full) + len(near)
     window = await relevance.newest(db, match, RANK_CAP)
     scores = await relevance.scores_from(db, match, near + window)
-    covered, rare = await _coverage(db, query, window)
+    covered = await _coverage(db, query, window)
     in_near = set(near)
     light += [(1, n - 1, scores[rid], rid) for rid in near]
     light += [(1, covered[rid], scores[rid], rid) for rid in window if rid not in in_full and rid not in in_near]
-    return await _top(db, light, limit, rare), len(in_full | in_near | covered.keys())
+    return await _top(db, light, limit), len(in_full | in_near | covered.keys())
 
 
-async def _coverage(db: Reader, query: Query, window: Iterable[int]) -> tuple[dict[int, int], set[int]]:
-    """How many of the query's clauses each row of window has (one index lookup per clause), and the rows of
-    window that have the clause fewest of them have (``rarest``)."""
+async def _coverage(db: Reader, query: Query, window: Iterable[int]) -> dict[int, int]:
+    """How many of the query's clauses each row of window has (one index lookup per clause)."""
     covered = dict.fromkeys(window, 0)
     floor = min(covered) if covered else None
-    having = []
     for clause in query.clause_fts():
-        having.append({rid for rid in await relevance.in_clause(db, clause, floor) if rid in covered})
-        for rid in having[-1]:
-            covered[rid] += 1
-    return covered, rarest(having)
-
-
-def rarest(having: list[set[int]]) -> set[int]:
-    """The rows of the clause the fewest rows have (the first such; having: each clause's rows): the word a partial
-    match most needs, "Pinecrest" of "Pinecrest price OR quote". A first page keeps those that have it (``plan``)."""
-    return min(having, key=len) if having else set()
+        for rid in await relevance.in_clause(db, clause, floor):
+            if rid in covered:
+                covered[rid] += 1
+    return covered
 
 
 async def _top(
@@ -137,7 +127,7 @@ async def _top(
         chosen += [c for c in light[limit:] if rank(c) == edge]
     rows = await relevance.facts(db, [c[3] for c in chosen])
     group = {c[3]: c[0] for c in chosen}
-    cands = [candidate(rows[c[3]], c[1], c[2])._replace(rare=c[3] in rare) for c in chosen if c[3] in rows]
+    cands = [candidate(rows[c[3]], c[1], c[2]) for c in chosen if c[3] in rows]
     cands.sort(key=lambda c: (c.created_at, c.id), reverse=True)
     cands.sort(key=lambda c: (group[c.rid], -c.coverage, -c.relevance))  # stable: ties stay newest first
     return cands[:limit]
@@ -165,9 +155,9 @@ async def _rank_fts_rows(db: Reader, query: Query, limit: int, filt: Filters) ->
     window, scores = await _window(db, match, filt)
     if near:
         scores = {**scores, **await relevance.scores_from(db, match, list(near))}
-    covered, rare = await _coverage(db, query, window)
+    covered = await _coverage(db, query, window)
     rest = [r._replace(relevance=scores[rid]) for rid, r in near.items()] + [
-        r._replace(coverage=covered[rid], relevance=scores[rid], rare=rid in rare)
+        r._replace(coverage=covered[rid], relevance=scores[rid])
         for rid, r in window.items()
         if rid not in full and rid not in near
     ]
@@ -206,13 +196,8 @@ async def rank_scan(
         if row["keep"]:
             found.append((row, freqs, length))
     scorer = Bm25(rows, length_sum, df)
-    cands = [_scanned(candidate(r), query, f, scorer(f, n)) for r, f, n in found]
+    cands = [candidate(r, coverage(query, f), scorer(f, n)) for r, f, n in found]
     return rank_candidates(cands, len(query.clauses), limit)
-
-
-def _scanned(c: Candidate, query: Query, freqs: list[float], relevance: float) -> Candidate:
-    mask = clause_mask(query, freqs)
-    return c._replace(coverage=mask.bit_count(), relevance=relevance, mask=mask)
 
 
 def rank_said(
@@ -231,10 +216,13 @@ def rank_said(
     df = [sum(f[i] > 0 for _, f, _ in docs) for i in range(len(query.phrases))]
     scorer = Bm25(len(docs), sum(n for _, _, n in docs), df)
     cands = [
-        _scanned(
-            Candidate(s["rid"], s["transcript_id"], s["title"], stored_text(s["created_at"]), s["source"], 0, 0.0),
-            query,
-            f,
+        Candidate(
+            s["rid"],
+            s["transcript_id"],
+            s["title"],
+            stored_text(s["created_at"]),
+            s["source"],
+            coverage(query, f),
             scorer(f, n),
         )
         for s, f, n in docs
@@ -261,10 +249,7 @@ def rank_candidates(cands: list[Candidate], clauses: int, limit: int) -> tuple[l
         if len(full) + len(near) >= limit:
             return (ranked_full + _order(list(near.values())))[:limit], len(full) + len(near)
     window = _newest(cands)
-    rare = rarest([{rid for rid, c in window.items() if c.mask >> k & 1} for k in range(clauses)])
-    rest = list(near.values()) + [
-        c._replace(rare=rid in rare) for rid, c in window.items() if rid not in full and rid not in near
-    ]
+    rest = list(near.values()) + [c for rid, c in window.items() if rid not in full and rid not in near]
     return (ranked_full + _order(rest))[:limit], len(full.keys() | near.keys() | window.keys())
 
 
@@ -285,13 +270,13 @@ class Bm25:
         return sum(idf * (f * (K1 + 1)) / (f + norm) for idf, f in zip(self.idf, freqs, strict=True) if f)
 
 
-def clause_mask(query: Query, freqs: list[float]) -> int:
-    """Which clauses have a phrase with hits, bit k for clause k (freqs: one per phrase, clause by clause)."""
-    mask, start = 0, 0
-    for k, clause in enumerate(query.clauses):
-        mask |= any(f > 0 for f in freqs[start : start + len(clause)]) << k
+def coverage(query: Query, freqs: list[float]) -> int:
+    """How many clauses have a phrase with hits (freqs: one per phrase, clause by clause)."""
+    covered, start = 0, 0
+    for clause in query.clauses:
+        covered += any(f > 0 for f in freqs[start : start + len(clause)])
         start += len(clause)
-    return mask
+    return covered
 
 
 def token_count(text: str | None) -> int:

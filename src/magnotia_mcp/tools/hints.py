@@ -43,12 +43,6 @@ _HOLDS: dict[tuple[str, object], tuple[int, JSON]] = {}
 _latest: list[JSON] = []
 
 
-def folded(count: int) -> str:
-    """The note of a first page that left count hits with too few of the words for its cursor (search.plan)."""
-    some, them = ("transcript matches", "it") if count == 1 else ("transcripts match", "them")
-    return f"{count} more {some} only some of the words: pass next_cursor to see {them}."
-
-
 def found_little(query: Query, hits: list[JSON]) -> str | None:
     """ "nothing", "partial" (every hit matches at most half of the query's words), or None: good matches."""
     if not hits:

@@ -99,10 +99,7 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
             meaning.cancel()  # the search failed or was cancelled: nothing waits for the index's answer
         elif not meaning.cancelled():
             meaning.exception()  # retrieved, so never logged as lost: the search's own error is the one said
-    folded = result.pop("folded", 0)  # hits with too few of the words, left off a first page with better ones
-    result["next_cursor"] = cursors.encode("search", (total, limit)) if folded else None
-    if folded:
-        result["note"] = hints.folded(folded)
+    result["next_cursor"] = None
     answer = window.echoed(result)
     return fit_page(
         answer,
@@ -338,7 +335,7 @@ SEARCH_TRANSCRIPTS = Tool(
             "moments_found": inside.MOMENTS_FOUND,
             "next_cursor": {
                 "type": ["string", "null"],
-                "description": "Hits left out (over max_tokens, or with few of the words): pass as cursor.",
+                "description": "Hits left out to fit max_tokens: pass as cursor (same query) for the rest.",
             },
             "hint": HINT,
             "semantic": SEMANTIC,
