@@ -13,8 +13,9 @@ phrase, how many rows hold it (the index counts transcripts in the trash too, so
 
 The work is bounded (``RANK_CAP``): the transcripts with every term are ranked among the newest 1,000 of them;
 when fewer than the limit have every term, those that lack one (of a query of three or more) among the newest
-1,000 of them, however far back those with any term reach; when fewer still, the partial matches among the
-newest 1,000 that have any term, each one's coverage read from one index lookup per clause over that window.
+100 of them (``NEAR_CAP``), however far back those with any term reach; when fewer still, the partial matches
+among the newest 1,000 that have any term, each one's coverage read from one index lookup per clause over that
+window.
 Partial matches are scored by the BM25 of any term. ``ranked_among`` says how many transcripts were compared.
 """
 
@@ -40,6 +41,7 @@ if TYPE_CHECKING:  # only for annotations: importing the pool pulls in asyncio a
 
 K1, B = 1.2, 0.75
 RANK_CAP = 1_000
+NEAR_CAP = 100  # of those that lack one term, the newest ranked: scoring them reads back to the oldest
 
 
 class Candidate(NamedTuple):  # not a dataclass: importing dataclasses costs start-up time
@@ -80,21 +82,22 @@ async def rank_fts(db: Reader, query: Query, limit: int, filt: Filters) -> tuple
     if len(full) >= limit or n == 1:
         return await _top(db, light, limit), len(full)
     in_full = set(full)
-    near: list[int] = []
+    near: dict[int, float] = {}
     if n >= 3:  # those that lack one clause, however far back the ones with any clause reach
-        near = [rid for rid in await relevance.newest(db, query.fts_at_least(n - 1), RANK_CAP) if rid not in in_full]
+        lacking = query.fts_at_least(n - 1)
+        within = await relevance.newest(db, lacking, NEAR_CAP)
+        # A row that lacks one clause matches one group of the expression: FTS5 scores it as for any clause.
+        scored = await relevance.scores(db, lacking, within, NEAR_CAP)
+        near = {rid: scored[rid] for rid in within if rid not in in_full}
+        light += [(1, n - 1, score, rid) for rid, score in near.items()]
+        if len(full) + len(near) >= limit:
+            return await _top(db, light, limit), len(in_full) + len(near)
     match = query.fts_at_least(1)
-    if len(full) + len(near) >= limit:
-        scores = await relevance.scores_from(db, match, near)
-        light += [(1, n - 1, scores[rid], rid) for rid in near]
-        return await _top(db, light, limit), len(in_full) + len(near)
     window = await relevance.newest(db, match, RANK_CAP)
-    scores = await relevance.scores_from(db, match, near + window)
+    scores = await relevance.scores(db, match, window, RANK_CAP)
     covered = await _coverage(db, query, window)
-    in_near = set(near)
-    light += [(1, n - 1, scores[rid], rid) for rid in near]
-    light += [(1, covered[rid], scores[rid], rid) for rid in window if rid not in in_full and rid not in in_near]
-    return await _top(db, light, limit), len(in_full | in_near | covered.keys())
+    light += [(1, covered[rid], scores[rid], rid) for rid in window if rid not in in_full and rid not in near]
+    return await _top(db, light, limit), len(in_full | near.keys() | covered.keys())
 
 
 async def _coverage(db: Reader, query: Query, window: Iterable[int]) -> dict[int, int]:
@@ -141,22 +144,17 @@ async def _rank_fts_rows(db: Reader, query: Query, limit: int, filt: Filters) ->
     ranked_full = _order([r._replace(coverage=n, relevance=full_scores[rid]) for rid, r in full.items()])
     if len(ranked_full) >= limit or n == 1:
         return ranked_full[:limit], len(full)
-    # Then those that lack one clause, among the newest that do (rank_fts), scored as partial matches.
+    # Then those that lack one clause, among the newest that do (rank_fts).
     near: dict[int, Candidate] = {}
-    match = query.fts_at_least(1)
     if n >= 3:
-        within, _ = await _window(db, query.fts_at_least(n - 1), filt)
-        near = {rid: r._replace(coverage=n - 1) for rid, r in within.items() if rid not in full}
+        within, scored = await _window(db, query.fts_at_least(n - 1), filt, NEAR_CAP)
+        near = {rid: r._replace(coverage=n - 1, relevance=scored[rid]) for rid, r in within.items() if rid not in full}
         if len(full) + len(near) >= limit:
-            scored = await relevance.scores_from(db, match, list(near))
-            near_ranked = _order([r._replace(relevance=scored[rid]) for rid, r in near.items()])
-            return (ranked_full + near_ranked)[:limit], len(full) + len(near)
+            return (ranked_full + _order(list(near.values())))[:limit], len(full) + len(near)
     # Then partial matches, among the newest that have any of the terms.
-    window, scores = await _window(db, match, filt)
-    if near:
-        scores = {**scores, **await relevance.scores_from(db, match, list(near))}
+    window, scores = await _window(db, query.fts_at_least(1), filt)
     covered = await _coverage(db, query, window)
-    rest = [r._replace(relevance=scores[rid]) for rid, r in near.items()] + [
+    rest = list(near.values()) + [
         r._replace(coverage=covered[rid], relevance=scores[rid])
         for rid, r in window.items()
         if rid not in full and rid not in near
@@ -164,9 +162,11 @@ async def _rank_fts_rows(db: Reader, query: Query, limit: int, filt: Filters) ->
     return (ranked_full + _order(rest))[:limit], len(full.keys() | near.keys() | window.keys())
 
 
-async def _window(db: Reader, match: str, filt: Filters) -> tuple[dict[int, Candidate], dict[int, float]]:
-    """The newest RANK_CAP live rows matching match (by rowid; not yet scored), and their BM25 scores."""
-    rows, scores = await relevance.window(db, match, filt, RANK_CAP)
+async def _window(
+    db: Reader, match: str, filt: Filters, cap: int | None = None
+) -> tuple[dict[int, Candidate], dict[int, float]]:
+    """The newest cap (RANK_CAP) live rows matching match (by rowid; not yet scored), and their BM25 scores."""
+    rows, scores = await relevance.window(db, match, filt, RANK_CAP if cap is None else cap)
     return {r["rid"]: candidate(r) for r in rows}, scores
 
 
@@ -244,7 +244,7 @@ def rank_candidates(cands: list[Candidate], clauses: int, limit: int) -> tuple[l
         return ranked_full[:limit], len(full)
     near: dict[int, Candidate] = {}
     if clauses >= 3:
-        within = _newest([c for c in cands if c.coverage >= clauses - 1])
+        within = _newest([c for c in cands if c.coverage >= clauses - 1], NEAR_CAP)
         near = {rid: c for rid, c in within.items() if rid not in full}
         if len(full) + len(near) >= limit:
             return (ranked_full + _order(list(near.values())))[:limit], len(full) + len(near)
@@ -253,9 +253,9 @@ def rank_candidates(cands: list[Candidate], clauses: int, limit: int) -> tuple[l
     return (ranked_full + _order(rest))[:limit], len(full.keys() | near.keys() | window.keys())
 
 
-def _newest(cands: list[Candidate]) -> dict[int, Candidate]:
-    """The RANK_CAP candidates the index would keep: the highest rowids."""
-    return {c.rid: c for c in sorted(cands, key=lambda c: c.rid, reverse=True)[:RANK_CAP]}
+def _newest(cands: list[Candidate], cap: int | None = None) -> dict[int, Candidate]:
+    """The cap (RANK_CAP) candidates the index would keep: the highest rowids."""
+    return {c.rid: c for c in sorted(cands, key=lambda c: c.rid, reverse=True)[: RANK_CAP if cap is None else cap]}
 
 
 class Bm25:

@@ -108,19 +108,6 @@ async def scores(db: Reader, match: str, rowids: list[int], cap: int) -> dict[in
     return {rid: -s for rid, s in scored if rid in kept}
 
 
-async def scores_from(db: Reader, match: str, rowids: list[int]) -> dict[int, float]:
-    """The BM25 scores (higher is better) of rowids, scored from the oldest of them on.
-
-    A rowid list of its own (not a window newest returned) is scored this way, not by ``rowid IN``: FTS5
-    computes its statistics again for each rowid of a list, thousands of times slower.
-    """
-    if not rowids:
-        return {}
-    scored = await db.all(SCORED + FROM_FLOOR, {"match": match, "floor": min(rowids)})
-    kept = set(rowids)
-    return {rid: -s for rid, s in scored if rid in kept}
-
-
 async def facts(db: Reader, rowids: list[int]) -> dict[int, sqlite3.Row]:
     """By rowid, what a hit shows of a few transcripts (rid, id, title, created_at, source)."""
     return {r["rid"]: r for r in await db.all(FACTS, {"rowids": json.dumps(rowids)})}

@@ -361,6 +361,7 @@ def test_the_trash_counts_in_statistics_but_never_shows(
 @pytest.fixture
 def small_cap(monkeypatch: pytest.MonkeyPatch) -> int:
     monkeypatch.setattr(ranking, "RANK_CAP", 5)
+    monkeypatch.setattr(ranking, "NEAR_CAP", 5)
     return 5
 
 
