@@ -45,7 +45,8 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
     budget = args["max_tokens"]
     import asyncio
 
-    # The index is asked on its own thread beside the search by words (a hybrid search costs the slower of them).
+    # The index is asked on its own thread while the search by words runs: a hybrid search costs the
+    # slower of the two, not their sum. The search awaits it only where it fuses (by relevance).
     meaning = asyncio.ensure_future(_meaning(ctx, args, query, limit, (window.since, window.until)))
 
     async def nearest() -> Near | None:
@@ -121,9 +122,10 @@ async def _meaning(
 ) -> tuple[Near | None, dict[str, Any] | None]:
     """The transcripts nearest the query in meaning, and what to say of the semantic index; (None, None) without one.
 
-    Only a search by relevance asks the index. Nothing of the semantic extra is imported unless the store has an
-    index file; the work runs on a worker thread. times: the search's since and until, as the store's rows are
-    compared with them; with its source, the index scores only the transcripts it says may pass."""
+    Only a search by relevance asks the index. Nothing of the semantic extra is imported unless the store
+    has an index file; the work runs on a worker thread. times: the search's since and until, as the store's
+    rows are compared with them; with its source, the index scores only the transcripts it says may pass.
+    """
     if args["sort"] != "relevance" or query.empty:
         return None, None
     from magnotia_mcp.search.semantic import indexfile
@@ -140,7 +142,8 @@ async def _meaning(
     from magnotia_mcp.search.plan import NEAR
     from magnotia_mcp.search.speakers import speaker_key
 
-    # A filter may leave few of the nearest: as many as a search may return are asked for (plan._within: then more).
+    # A filter may leave few of the nearest: then as many as a search may ever return are asked for, to filter
+    # (when even those leave too few, the plan asks again among the transcripts that pass: plan._within).
     filtered = any(k in args for k in ("since", "until", "source", "speaker"))
     speaker = speaker_key(args["speaker"]) if "speaker" in args else None
     most = NEAR * (MAX_HITS if filtered else limit)
@@ -155,10 +158,10 @@ async def _meaning(
         raise
 
 
-# One BLAS thread for the server, unless the user chose: it scores one query at a time, on a worker thread beside
-# the search by words (SQLite's thread) on the same cores, and BLAS threads of its own fight those for them (idle
-# OpenBLAS threads spin). A 32k x 64 product gains nothing from splitting: in-process at 10k, hybrid over words
-# went from 3.4-4.1x to 2.7-2.9x. Read by numpy's BLAS when numpy is first imported, just below.
+# One BLAS thread for the server, unless the user chose: it scores one query at a time, on a worker thread
+# beside the search by words (SQLite's thread) on the same cores, and BLAS threads of its own fight those for
+# them (OpenBLAS's idle ones spin). A 32k x 64 product gains nothing from splitting: in-process at 10k, hybrid
+# over words went from 3.4-4.1x to 2.7-2.9x. Read by numpy's BLAS when numpy is first imported, just below.
 _BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
 
 
