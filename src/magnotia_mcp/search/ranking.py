@@ -15,8 +15,7 @@ The work is bounded (``RANK_CAP``): the transcripts with every term are ranked a
 when fewer than the limit have every term, those that lack one (of a query of three or more) among the newest
 100 of them (``NEAR_CAP``), however far back those with any term reach; when fewer still, the partial matches
 among the newest 1,000 that have any term, each one's coverage read from one index lookup per clause over that
-window.
-Partial matches are scored by the BM25 of any term. ``ranked_among`` says how many transcripts were compared.
+window. Partial matches are scored by the BM25 of any term. ``ranked_among`` says how many were compared.
 """
 
 from __future__ import annotations
@@ -111,9 +110,7 @@ async def _coverage(db: Reader, query: Query, window: Iterable[int]) -> dict[int
     return covered
 
 
-async def _top(
-    db: Reader, light: list[Light], limit: int, rare: set[int] | frozenset[int] = frozenset()
-) -> list[Candidate]:
+async def _top(db: Reader, light: list[Light], limit: int) -> list[Candidate]:
     """The first limit of light in ``_order``'s order (the full matches first), their rows read.
 
     Ties on (group, coverage, relevance) go newest first, which needs the rows' times: every
