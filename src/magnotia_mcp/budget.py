@@ -99,7 +99,7 @@ class PageCost:
     """answer_cost of results whose list under key holds the first k items of page, each item encoded once.
 
     Exact: a list of k items in the text content is the empty list's ``[]`` opened onto lines of its
-    own (``_OPENED``), the items' lines and k - 1 line separators; in structuredContent, the items'
+    own (``OPENED``), the items' lines and k - 1 line separators; in structuredContent, the items'
     compact JSON and k - 1 commas. Each item is encoded once, as its line of the text content: its
     compact JSON counts the same but for the line's indent (the spaces after its separators cost
     nothing, ``_SPACES_FREE``), and result_text reuses the lines (``Answer``). The count of k items is
@@ -114,7 +114,7 @@ class PageCost:
     def __init__(self, page: list[Any], key: str, copies: int) -> None:
         self._key, self._copies = key, copies
         self._text: list[str] = []
-        self._known: dict[int, Parts] = {}  # the text of _items(k) counted so far, by k
+        self._known: dict[int, Parts] = {}  # the text of items(k) counted so far, by k
         self.extend(page)
 
     @property
@@ -130,8 +130,8 @@ class PageCost:
         """Count items after those counted before."""
         self._text += map(item_line, items)
 
-    def _items(self, k: int) -> tuple[Parts, Parts]:
-        """The first k items' counts, text and compact, with their k - 1 separators.
+    def items(self, k: int) -> tuple[Parts, Parts]:
+        """The first k items' counts, text and compact, with their k - 1 separators (k <= counted).
 
         From the nearest k counted before, up or down (counts add up, so they subtract too): only the items between
         are counted, so a page counted as it is read, then probed near its end, counts each item about once.
@@ -158,7 +158,7 @@ class PageCost:
     def over(self, budget: int) -> bool:
         """Whether the items counted so far cost more than budget by themselves (separators not counted)."""
         k = self.counted
-        text, compact = self._items(k)
+        text, compact = self.items(k)
         if k > 1:
             text, compact = plus(text, _LINE_SEPARATOR, 1 - k), plus(compact, _COMMA, 1 - k)
         return max(tokens(text), tokens(compact) if self._copies > 1 else 0) > budget
@@ -166,9 +166,9 @@ class PageCost:
     def __call__(self, result: dict[str, Any], k: int) -> int:
         frame = {**result, self._key: []}
         text = parts(result_text(frame))
-        items_text, items_compact = self._items(k) if k else (NO_PARTS, NO_PARTS)
+        items_text, items_compact = self.items(k) if k else (NO_PARTS, NO_PARTS)
         if k:
-            text = plus(plus(text, _OPENED), items_text)
+            text = plus(plus(text, OPENED), items_text)
         if self._copies <= 1:
             return tokens(text)
         compact = parts(json_text(frame))
@@ -188,7 +188,7 @@ class Answer(dict[str, Any]):
         self.page = (key, lines)
 
 
-_OPENED = parts("\n\n  ")  # "[]" -> "[\n" items "\n  ]"
+OPENED = parts("\n\n  ")  # result_text opens a list's "[]" to "[\n" items "\n  ]"
 _LINE_SEPARATOR = parts(",\n")
 _COMMA = parts(",")
 _NEWLINE = parts("\n")

@@ -12,7 +12,7 @@ import pytest
 
 from magnotia_mcp import budget as budget_module
 from magnotia_mcp.budget import answer_cost
-from magnotia_mcp.text import window_end
+from magnotia_mcp.text import result_text, window_end
 from magnotia_mcp.tools import window_fit
 
 # Words of every kind the estimate tells apart, JSON escapes and long words among them.
@@ -76,6 +76,10 @@ def test_a_cut_window_is_the_longest_that_fits_without_a_count_of_the_whole_answ
         k: v for k, v in out.items() if k != "segments"
     }
     assert answer_cost(longer, copies) > budget
+    # The segments' lines, made to count them, are the text content's: the same text as encoding anew.
+    assert isinstance(out, budget_module.Answer)
+    assert out["segments"]
+    assert result_text(out) == result_text(dict(out))
     assert counted == []  # the model's cut is the answer: the model is exact (below), so nothing is counted again
 
 

@@ -21,8 +21,8 @@ from bisect import bisect_right
 from collections.abc import Callable
 from typing import Any
 
-from magnotia_mcp.budget import answer_cost, cost_with_string, squeeze
-from magnotia_mcp.text import item_line, result_text, window_end
+from magnotia_mcp.budget import OPENED, Answer, PageCost, answer_cost, cost_with_string, squeeze
+from magnotia_mcp.text import result_text, window_end
 from magnotia_mcp.tokencost import NO_PARTS, Parts, json_text, parts, plus, seam, string_parts, tokens
 
 # What may give way in a transcript's details when they alone would fill the budget.
@@ -30,12 +30,6 @@ _DETAILS = frozenset({"title", "speakers", "speaker"})  # never "text": windows 
 _DETAIL_LISTS = frozenset({"tasks", "speakers", "segments"})
 
 _BLOCK = 512  # characters of text counted together: a prefix costs its whole blocks and one part block
-# How result_text and json_text lay a list of k items out, beyond the items: "[]" opens to "[\n" items "\n  ]"
-# with ",\n" between them in the text content; "[" items "]" with "," between them in structuredContent.
-_OPENED = parts("\n\n  ")
-_LINE_SEPARATOR = parts(",\n")
-_COMMA, _BRACKETS = parts(","), parts("[]")
-_INDENT, _SPACE = parts(item_line(None)[:-4]), parts(" ")  # item_line's indent; a space after a separator
 
 
 def fit_window(result: dict[str, Any], needs: list[int], budget: int, copies: int, by_time: bool) -> dict[str, Any]:
@@ -54,7 +48,7 @@ def fit_window(result: dict[str, Any], needs: list[int], budget: int, copies: in
     cut = _Cut(result, needs, budget, copies, lambda r: _say(r, asked_end, budget, by_time, shortened))
     chars = cut.longest()
     if chars:
-        return cut.answer(window_end(text, 0, chars))
+        return cut.final(window_end(text, 0, chars))
     # Not even one character (or cluster) fits with its segments: a window holds at least that, or reading
     # would not go on, so the segments and details give way instead.
     out = cut.answer(window_end(text, 0, 1)) if len(text) > 1 else result
@@ -90,14 +84,11 @@ class _Cut:
         self._result, self._needs, self._budget, self._copies, self._say = result, needs, budget, copies, say
         self._text: str = result["text"]
         self._segments: list[dict[str, Any]] = result.get("segments") or []
-        # Counts of the text's first i blocks, and of the first i segments (text content, structuredContent),
-        # each grown only as far as a probe reaches.
+        # Counts of the text's first i blocks, grown only as far as a probe reaches; the segments' lines,
+        # each made (and counted) once as a probe first reaches it, and reused by the answer's text content.
         self._blocks: list[Parts] = [NO_PARTS]
         self._block_ends: list[int] = [0]
-        # The separators of the first i segments (a line adds a space after each), and the counts of the
-        # first k segments' compact JSON, for each k a probe asked.
-        self._separators: list[int] = [0]
-        self._counted: dict[int, Parts] = {0: NO_PARTS}
+        self._lines = PageCost([], "segments", copies)
         # The rest of the answer (details, note), counted once: a cut changes only the values _said
         # gives (numbers and the note), whose counts are taken out here and added back for each cut.
         frame = self.answer(1)
@@ -118,6 +109,15 @@ class _Cut:
             out["segments"] = self._segments[: bisect_right(self._needs, end)]
         self._say(out)
         return out
+
+    def final(self, end: int) -> dict[str, Any]:
+        """answer(end), with the lines its segments were counted by kept for its text content."""
+        out = self.answer(end)
+        k = len(out.get("segments") or ())
+        if not k:
+            return out
+        self._segment_parts(k)
+        return Answer(out, "segments", self._lines.lines(k))
 
     def _said(self, end: int) -> Parts:
         """The counts of what a cut of end characters says that another cut says otherwise: its numbers and note.
@@ -158,18 +158,12 @@ class _Cut:
         """The answer's cost for a window of end characters, on the model."""
         text = plus(self._text_parts(end), self._said(end))
         k = bisect_right(self._needs, end) if self._segments else 0
-        segments = self._segment_parts(k)
-        lines = plus(self._frame_lines, text)
+        lines, compact = plus(self._frame_lines, text), plus(self._frame_compact, text)
         if k:
-            # A segment is a flat object: its line is its compact JSON, indented, with a space after each of its
-            # separators (n - 1 commas, n colons), so one encoding counts both copies.
-            items = plus(plus(segments, _INDENT, k), _SPACE, self._separators[k])
-            lines = plus(plus(plus(lines, _OPENED), items), _LINE_SEPARATOR, k - 1)
+            items_lines, items_compact = self._segment_parts(k)
+            lines, compact = plus(plus(lines, OPENED), items_lines), plus(compact, items_compact)
         if self._copies <= 1:
             return tokens(lines)
-        compact = plus(self._frame_compact, text)
-        if k:
-            compact = plus(plus(compact, segments), _COMMA, k - 1)
         return max(tokens(lines), tokens(compact))  # a host shows the model one copy: the larger counts
 
     def _text_parts(self, end: int) -> Parts:
@@ -182,22 +176,17 @@ class _Cut:
         whole = bisect_right(ends, end) - 1
         return plus(blocks[whole], string_parts(text[ends[whole] : end]))
 
-    def _segment_parts(self, k: int) -> Parts:
-        """The counts of the first k segments' compact JSON, laid end to end (they meet at braces: seams).
+    def _segment_parts(self, k: int) -> tuple[Parts, Parts]:
+        """The counts of the first k segments as the answer lays them out: their lines with ",\n" between them
+        in the text content, their compact JSON with "," between them in structuredContent (budget.PageCost).
 
-        Counted on from the longest prefix counted already, the segments a probe adds encoded as one list
-        (its brackets and commas taken out again): one encoding and one count a probe, not one a segment
-        (each costs more to start than to run).
+        Each segment is encoded once, when a probe first reaches it; a probe counts only the segments between
+        it and the nearest probe counted before.
         """
-        counted = self._counted.get(k)
-        if counted is not None:
-            return counted
-        for s in self._segments[len(self._separators) - 1 : k]:
-            self._separators.append(self._separators[-1] + 2 * len(s) - 1)
-        below = max(i for i in self._counted if i < k)
-        added = plus(plus(parts(json_text(self._segments[below:k])), _BRACKETS, -1), _COMMA, below - k + 1)
-        counted = self._counted[k] = plus(self._counted[below], added)
-        return counted
+        counted = self._lines.counted
+        if k > counted:
+            self._lines.extend(self._segments[counted:k])
+        return self._lines.items(k)
 
     def _guess(self) -> int:
         """Where the cut may be: the share of the budget left beside what the answer costs without text, scaled
