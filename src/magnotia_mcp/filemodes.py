@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import shlex
 import stat
 import sys
@@ -312,7 +311,7 @@ def replace_privately(path: Path, data: bytes) -> bool:
     """Put data at path: written to a new file (0600) of a name no one can foresee, then renamed over path, so never
     through a link planted at either name (a rename replaces a link, not what it points to). False where it could
     not be written (nothing is left behind)."""
-    spare = path.with_name(f"{path.name}.{secrets.token_hex(8)}")
+    spare = path.with_name(f"{path.name}.{os.urandom(8).hex()}")
     try:
         fd = os.open(spare, NEW_FILE, 0o600)
     except OSError:

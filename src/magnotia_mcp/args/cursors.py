@@ -30,9 +30,11 @@ _INT64 = 2**63
 
 
 def _digest(body: bytes) -> str:
-    import hashlib  # here, not at the top: start-up time is spent before any cursor exists
+    # hashlib's own blake2b, from the module it comes from: importing hashlib loads OpenSSL too, a MiB of
+    # memory for nothing else here. Here, not at the top: start-up time is spent before any cursor exists.
+    from _blake2 import blake2b
 
-    return hashlib.blake2b(body, key=_KEY, digest_size=8).hexdigest()
+    return blake2b(body, key=_KEY, digest_size=8).hexdigest()
 
 
 def encode(kind: str, key: tuple[Any, ...]) -> str:
