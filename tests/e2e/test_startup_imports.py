@@ -97,3 +97,14 @@ def test_serving_on_stdio_leaves_ssl_unloaded(traced: subprocess.Popen[bytes]) -
     assert "asyncio" in imported  # the call did start the event loop
     # asyncio still tries "import ssl" (the trace lists each try); _ssl is OpenSSL actually loading.
     assert "_ssl" not in imported, imported
+
+
+def test_serving_with_cursors_leaves_openssl_unloaded(traced: subprocess.Popen[bytes]) -> None:
+    """A cursor's tag is blake2b, which hashlib would take from _blake2 after loading OpenSSL (_hashlib, a MiB)."""
+    _send(traced, INITIALIZE)
+    imported = _imports_until_answer(traced, 1)
+    paged = {"name": "list_transcripts", "arguments": {"cursor": "e30.0000000000000000"}}
+    _send(traced, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": paged})
+    imported += _imports_until_answer(traced, 2)
+    assert "_blake2" in imported  # the cursor was checked
+    assert "_hashlib" not in imported, imported
