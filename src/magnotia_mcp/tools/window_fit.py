@@ -21,7 +21,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from typing import Any
 
-from magnotia_mcp.budget import OPENED, Answer, PageCost, answer_cost, cost_with_string, squeeze
+from magnotia_mcp.budget import OPENED, Answer, PageCost, answer_cost, cost_with_string, prefix_within, squeeze
 from magnotia_mcp.text import result_text, window_end
 from magnotia_mcp.tokencost import NO_PARTS, Parts, json_text, parts, plus, seam, string_parts, tokens
 
@@ -140,19 +140,42 @@ class _Cut:
         if last < 1:
             return 0
         guess = self._guess()
-        # The guess is off by a few percent, as the segments' lengths vary: the first steps are that size.
-        fits = lambda n: self._modelled(window_end(self._text, 0, n)) <= self._budget  # noqa: E731
-        found = _largest(fits, 1, last, guess, max(1, guess // 64))
+        room = lambda n: self._budget - self._modelled(window_end(self._text, 0, n))  # noqa: E731
+        found = self._within_segment(room, last, guess) if self._segments else 0
+        if not found:  # the guess is off by a few percent, as the segments' lengths vary: the first steps that size
+            found = _largest(room, 1, last, guess, max(1, guess // 64))
         # The model adds up exactly what the budget's count counts (tests/unit/test_window_fit.py holds it to that
         # at every kind of cut), so its cut is the answer: counting it again cost a third of the fit. Only when
         # not even one character fits by the model does the count search by itself.
         if found:
             return found
-        return _largest(self._fits, 1, last, found)
+        return _largest(self._room, 1, last, found)
 
-    def _fits(self, chars: int) -> bool:
+    def _within_segment(self, room: Callable[[int], int], last: int, guess: int) -> int:
+        """longest's search with segments: first how many of them fit, then how far into the text the last of
+        them leaves room for. A segment's line costs as much as its text again, so the cost jumps where each
+        begins: over those steps it is found among their starts, and between two, where the cost grows only
+        with the text, in a few probes where the room left puts it. 0 when not even one segment fits."""
+        starts = sorted({n for n in self._needs if 1 <= n <= last})
+        if not starts:
+            return 0
+        left: dict[int, int] = {}
+
+        def at_start(i: int) -> int:
+            left[i] = room(starts[i])
+            return left[i]
+
+        k = _largest(at_start, 0, len(starts) - 1, max(bisect_right(starts, guess) - 1, 0))
+        if k < 0:
+            return 0
+        start, end = starts[k], starts[k + 1] - 1 if k + 1 < len(starts) else last
+        # What is left at the segment's start goes on its text (the rest of the answer moves by a token or two).
+        reach = start + prefix_within(self._text[start : end + 1], left[k])
+        return _largest(room, start + 1, end, reach) if end > start else start
+
+    def _room(self, chars: int) -> int:
         answer = self.answer(window_end(self._text, 0, chars))
-        return cost_with_string(answer, self._copies, "text", string_parts(answer["text"])) <= self._budget
+        return self._budget - cost_with_string(answer, self._copies, "text", string_parts(answer["text"]))
 
     def _modelled(self, end: int) -> int:
         """The answer's cost for a window of end characters, on the model."""
@@ -201,15 +224,22 @@ class _Cut:
         return guess
 
 
-def _largest(fits: Callable[[int], bool], lo: int, hi: int, guess: int, step: int = 1) -> int:
-    """The largest n in lo..hi for which fits(n) (true up to some n, false after), or lo - 1 if none.
+def _largest(room: Callable[[int], int], lo: int, hi: int, guess: int, step: int = 1) -> int:
+    """The largest n in lo..hi with room(n) >= 0 (the tokens left: falling as n grows), or lo - 1 if none.
 
-    Probes guess first, then steps away from it that double (from step), then halves the gap: two
-    probes when guess is the answer and step 1, a few when it is within a step or two.
+    Probes guess first, then steps away from it that double (from step), then narrows the gap between the
+    last n that fits and the first that does not where the room left says the boundary lies (the cost grows
+    about evenly with n), halving it instead whenever that did not halve the gap (a segment's line makes a step).
     """
-    good, bad = lo - 1, hi + 1  # fits(good) unless lo - 1; not fits(bad) unless hi + 1
+    good, bad = lo - 1, hi + 1  # room(good) >= 0 unless lo - 1; room(bad) < 0 unless hi + 1
     if hi < lo:
         return good
+    left: dict[int, int] = {}
+
+    def fits(n: int) -> bool:
+        left[n] = room(n)
+        return left[n] >= 0
+
     at = min(max(guess, lo), hi)
     if fits(at):
         good = at
@@ -225,12 +255,17 @@ def _largest(fits: Callable[[int], bool], lo: int, hi: int, guess: int, step: in
                 good = bad - step
                 break
             bad, step = bad - step, step * 2
+    halve = False
     while bad - good > 1:
+        gap = bad - good
         mid = (good + bad) // 2
+        if not halve and good in left and bad in left:
+            mid = min(max(good + gap * left[good] // (left[good] - left[bad]), good + 1), bad - 1)
         if fits(mid):
             good = mid
         else:
             bad = mid
+        halve = 2 * (bad - good) > gap
     return good
 
 
