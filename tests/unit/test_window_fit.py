@@ -62,6 +62,14 @@ def test_a_cut_window_is_the_longest_that_fits_without_a_count_of_the_whole_answ
         return count(result, copies, key, inner)
 
     monkeypatch.setattr(window_fit, "cost_with_string", counting)
+    probes: list[int] = []
+    modelled = window_fit._Cut._modelled
+
+    def probing(cut: window_fit._Cut, end: int) -> int:
+        probes.append(end)
+        return modelled(cut, end)
+
+    monkeypatch.setattr(window_fit._Cut, "_modelled", probing)
     result, needs = _window(2_000)
     out = window_fit.fit_window(dict(result), needs, budget, copies, by_time=False)
     end = len(out["text"])
@@ -80,6 +88,9 @@ def test_a_cut_window_is_the_longest_that_fits_without_a_count_of_the_whole_answ
     assert isinstance(out, budget_module.Answer)
     assert out["segments"]
     assert result_text(out) == result_text(dict(out))
+    # Three to guess, then the segments that fit among their starts, then the cut within the last one's text:
+    # searched over characters across the steps each segment's line makes, it took 10 to 12.
+    assert len(probes) <= 9, probes
     assert counted == []  # the model's cut is the answer: the model is exact (below), so nothing is counted again
 
 
