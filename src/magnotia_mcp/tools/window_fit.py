@@ -141,7 +141,7 @@ class _Cut:
             return 0
         guess = self._guess()
         room = lambda n: self._budget - self._modelled(window_end(self._text, 0, n))  # noqa: E731
-        found = self._within_segment(room, last, guess) if self._segments else 0
+        found = _within_segment(room, self._text, self._needs, last, guess) if self._segments else 0
         if not found:  # the guess is off by a few percent, as the segments' lengths vary: the first steps that size
             found = _largest(room, 1, last, guess, max(1, guess // 64))
         # The model adds up exactly what the budget's count counts (tests/unit/test_window_fit.py holds it to that
@@ -150,28 +150,6 @@ class _Cut:
         if found:
             return found
         return _largest(self._room, 1, last, found)
-
-    def _within_segment(self, room: Callable[[int], int], last: int, guess: int) -> int:
-        """longest's search with segments: first how many of them fit, then how far into the text the last of
-        them leaves room for. A segment's line costs as much as its text again, so the cost jumps where each
-        begins: over those steps it is found among their starts, and between two, where the cost grows only
-        with the text, in a few probes where the room left puts it. 0 when not even one segment fits."""
-        starts = sorted({n for n in self._needs if 1 <= n <= last})
-        if not starts:
-            return 0
-        left: dict[int, int] = {}
-
-        def at_start(i: int) -> int:
-            left[i] = room(starts[i])
-            return left[i]
-
-        k = _largest(at_start, 0, len(starts) - 1, max(bisect_right(starts, guess) - 1, 0))
-        if k < 0:
-            return 0
-        start, end = starts[k], starts[k + 1] - 1 if k + 1 < len(starts) else last
-        # What is left at the segment's start goes on its text (the rest of the answer moves by a token or two).
-        reach = start + prefix_within(self._text[start : end + 1], left[k])
-        return _largest(room, start + 1, end, reach) if end > start else start
 
     def _room(self, chars: int) -> int:
         answer = self.answer(window_end(self._text, 0, chars))
@@ -222,6 +200,29 @@ class _Cut:
                 return last
             guess = max(1, min(last, guess * (self._budget - fixed) // (cost - fixed)))
         return guess
+
+
+def _within_segment(room: Callable[[int], int], text: str, needs: list[int], last: int, guess: int) -> int:
+    """_Cut.longest's search with segments (needs: the characters each needs to show): first how many of them fit,
+    then how far into the text the last of them leaves room for. A segment's line costs as much as its text again,
+    so the cost jumps where each begins: over those steps it is found among their starts, and between two, where
+    the cost grows only with the text, in a few probes where the room left puts it. 0 when not even one fits."""
+    starts = sorted({n for n in needs if 1 <= n <= last})
+    if not starts:
+        return 0
+    left: dict[int, int] = {}
+
+    def at_start(i: int) -> int:
+        left[i] = room(starts[i])
+        return left[i]
+
+    k = _largest(at_start, 0, len(starts) - 1, max(bisect_right(starts, guess) - 1, 0))
+    if k < 0:
+        return 0
+    start, end = starts[k], starts[k + 1] - 1 if k + 1 < len(starts) else last
+    # What is left at the segment's start goes on its text (the rest of the answer moves by a token or two).
+    reach = start + prefix_within(text[start : end + 1], left[k])
+    return _largest(room, start + 1, end, reach) if end > start else start
 
 
 def _largest(room: Callable[[int], int], lo: int, hi: int, guess: int, step: int = 1) -> int:
