@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import generate
@@ -200,58 +201,92 @@ def measure_pings(server: Server, n: int, vr: VariantResult) -> None:
     vr.pings_per_s.append(n / ((t1 - t0) / 1e9))
 
 
-def run_variant(
-    cmd: list[str],
-    label: str,
-    kind: str,
+def run_variants(
+    servers: Sequence[tuple[str, str, list[str]]],
     store: generate.StoreInfo,
     workload: list[Scenario],
     args: argparse.Namespace,
-    env: dict[str, str],
-) -> VariantResult:
-    """Spawn timings, then one long-lived server for the workload, pings and peak RSS."""
-    full = [*cmd, "--db", str(store.path)]
-    vr = VariantResult(label, kind, full)
-    log(f"  [{label}] spawn-to-initialize x{args.spawn_runs}")
-    measure_spawn(full, env, args.spawn_runs, args.timeout, vr)
-    server = Server(full, env, args.timeout)
-    floor = Floor(store.path)
+    env_of: Callable[[list[str]], dict[str, str]],
+) -> list[VariantResult]:
+    """Spawn timings, then one long-lived process of each server for the workload, pings and peak RSS.
+
+    The servers take turns, scenario by scenario (each first as often as the others), and so do their
+    spawns and rounds of pings: this machine's speed drifts by as much as twofold within a run, and one
+    server measured after the other would carry that drift into their comparison.
+    """
+    results = [VariantResult(label, kind, [*cmd, "--db", str(store.path)]) for label, kind, cmd in servers]
+    envs = [env_of(cmd) for _, _, cmd in servers]
+    names = ", ".join(vr.label for vr in results)
+    log(f"  [{names}] spawn-to-initialize x{args.spawn_runs}, in turn")
+    for _ in range(args.spawn_runs):
+        for vr, env in zip(results, envs, strict=True):
+            measure_spawn(vr.cmd, env, 1, args.timeout, vr)
+    running: list[tuple[VariantResult, Server, Floor]] = []
     try:
-        info = server.initialize()
-        vr.server_info = {"protocolVersion": info.get("protocolVersion"), "serverInfo": info.get("serverInfo")}
-        _, tl = server.request("tools/list", {})
-        names = {t.get("name") for t in tl.get("result", {}).get("tools", [])}
-        if missing := [t for t in TOOLS if t not in names]:
-            vr.fail("tools/list", f"missing tools: {missing}")
+        for vr, env in zip(results, envs, strict=True):
+            running.append((vr, Server(vr.cmd, env, args.timeout), Floor(store.path)))
+        alive = [r for r in running if _survived(r[0], partial(_start, r[0], r[1]))]
+
+        def in_turn(step: Callable[[VariantResult, Server, Floor], object], first: int = 0) -> None:
+            """step for each live server, from the first-th on; one that breaks takes no further part."""
+            nonlocal alive
+            k = first % len(alive) if alive else 0
+            gone = [r for r in alive[k:] + alive[:k] if not _survived(r[0], partial(step, *r))]
+            alive = [r for r in alive if r not in gone]
+
         # A few untimed scenarios first: the first calls pay for imports and a cold page cache.
         warm = workload[: max(4, len(workload) // 20)]
-        log(f"  [{label}] warm-up {len(warm)} scenarios, then {len(workload)} scenarios")
+        log(f"  [{names}] warm-up {len(warm)} scenarios, then {len(workload)} scenarios, in turn")
         for sc in warm:
-            run_scenario(server, floor, sc, vr, record=False)
+            in_turn(partial(_scenario, sc, False))
         # Collections at chosen moments only: a pause would otherwise land in some call's latency.
         gc.collect()
         gc.disable()
         last_log = time.monotonic()
         try:
             for i, sc in enumerate(workload):
-                run_scenario(server, floor, sc, vr, record=True)
+                in_turn(partial(_scenario, sc, True), first=i)
                 if i % 50 == 49:
                     gc.collect()
                 if time.monotonic() - last_log > 30:
                     last_log = time.monotonic()
-                    log(f"  [{label}] {i + 1}/{len(workload)} scenarios")
+                    log(f"  [{names}] {i + 1}/{len(workload)} scenarios")
         finally:
             gc.enable()
-        log(f"  [{label}] pipelined pings 3 x {args.pings}")
-        for _ in range(3):
-            measure_pings(server, args.pings, vr)
-        vr.peak_rss_kib = server.peak_rss_kib()
+        log(f"  [{names}] pipelined pings 3 x {args.pings}, in turn")
+        for k in range(3):
+            in_turn(lambda vr, server, _: measure_pings(server, args.pings, vr), first=k)
+        for vr, server, _ in alive:
+            vr.peak_rss_kib = server.peak_rss_kib()
+    finally:
+        for vr, server, floor in running:
+            floor.close()
+            vr.exit_code = server.close()
+            if vr.exit_code not in (0, None) and vr.fatal is None:
+                vr.fail("exit", f"exit code {vr.exit_code}: {server.stderr_tail()!r}")
+    return results
+
+
+def _scenario(sc: Scenario, record: bool, vr: VariantResult, server: Server, floor: Floor) -> None:
+    run_scenario(server, floor, sc, vr, record)
+
+
+def _start(vr: VariantResult, server: Server) -> None:
+    """Initialize the server and check that it lists every tool."""
+    info = server.initialize()
+    vr.server_info = {"protocolVersion": info.get("protocolVersion"), "serverInfo": info.get("serverInfo")}
+    _, tl = server.request("tools/list", {})
+    names = {t.get("name") for t in tl.get("result", {}).get("tools", [])}
+    if missing := [t for t in TOOLS if t not in names]:
+        vr.fail("tools/list", f"missing tools: {missing}")
+
+
+def _survived(vr: VariantResult, step: Callable[[], object]) -> bool:
+    """Run step; a server that broke (ServerError) is recorded as fatal and takes no further part."""
+    try:
+        step()
     except ServerError as e:
         vr.fatal = str(e)
         vr.fail("server", str(e))
-    finally:
-        floor.close()
-        vr.exit_code = server.close()
-        if vr.exit_code not in (0, None) and vr.fatal is None:
-            vr.fail("exit", f"exit code {vr.exit_code}: {server.stderr_tail()!r}")
-    return vr
+        return False
+    return True

@@ -68,7 +68,7 @@ import readme
 import relevance
 import scan
 from client import TOOLS, Json
-from measure import log, run_variant
+from measure import log, run_variants
 from report import chart, fmt, http_figures, markdown, targets, variant_figures
 from workload import Scenario, build_workload, store_facts
 
@@ -308,8 +308,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "store": {"path": str(store.path), "bytes": store.path.stat().st_size, "counts": store.meta.get("counts")},
             "variants": [],
         }
-        for label, kind, cmd in servers:
-            vr = run_variant(cmd, label, kind, store, workload, args, server_env(cmd))
+        for vr in run_variants(servers, store, workload, args, server_env):
+            label = vr.label
             fig = variant_figures(vr)
             fig["targets"] = targets(size, fig)
             entry["variants"].append(fig)
