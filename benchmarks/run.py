@@ -27,6 +27,11 @@ server the way a host drives it: raw JSON lines over the child's stdin/stdout.
              process, peak RSS with 50 open connections, spawn -> listening line and
              -> first answered ping (see httpbench.py); smoke runs a short pass of each
 
+With several servers (--server-cmd, --console-script, --frozen) they take turns, scenario by
+scenario, spawn by spawn and round of pings by round, each first as often as the others, all
+alive at once: the machine's speed drifts within a run, and a server measured after another
+would carry that drift into their comparison.
+
 The floor runs the same logical queries in-process on `sqlite3` (read-only,
 straightforward and index-friendly SQL in floor.py), timed the same way and
 interleaved call by call with the server, so each figure has a ratio to the
@@ -112,8 +117,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="append",
         default=None,
         metavar="CMD",
-        help="server command line (shell-quoted; '--db PATH' is appended). Repeatable."
-        " Default: the running interpreter with '-m magnotia_mcp'",
+        help="server command line (shell-quoted; '--db PATH' is appended). Repeatable: the servers"
+        " take turns, scenario by scenario. Default: the running interpreter with '-m magnotia_mcp'",
     )
     ap.add_argument(
         "--console-script",
