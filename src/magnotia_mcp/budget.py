@@ -155,13 +155,28 @@ class PageCost:
         compact = plus(plus(text, _INDENT, -k), _NEWLINE, 1 - k)
         return text, compact
 
-    def over(self, budget: int) -> bool:
-        """Whether the items counted so far cost more than budget by themselves (separators not counted)."""
+    def own(self) -> int:
+        """What the items counted so far cost by themselves (separators not counted)."""
         k = self.counted
         text, compact = self.items(k)
         if k > 1:
             text, compact = plus(text, _LINE_SEPARATOR, 1 - k), plus(compact, _COMMA, 1 - k)
-        return max(tokens(text), tokens(compact) if self._copies > 1 else 0) > budget
+        return max(tokens(text), tokens(compact) if self._copies > 1 else 0)
+
+    def over(self, budget: int) -> bool:
+        """Whether the items counted so far cost more than budget by themselves."""
+        return self.own() > budget
+
+    def more(self, budget: int) -> int:
+        """About how many more items like those counted it takes for all of them to cost more than budget (0: they do).
+
+        A tenth and two more than their mean cost says: items differ, and reading a few too many costs less than
+        reading again for the last few.
+        """
+        own = self.own()
+        if own > budget:
+            return 0
+        return -(-(budget - own) * self.counted * 11 // (max(own, 1) * 10)) + 2
 
     def __call__(self, result: dict[str, Any], k: int) -> int:
         frame = {**result, self._key: []}

@@ -191,3 +191,18 @@ def test_fit_page_keeps_the_most_items_that_fit(copies: int, shape: str) -> None
         assert answer_cost(longer, copies) > budget
         checked += 1
     assert checked >= 2
+
+
+@pytest.mark.parametrize("copies", [1, 2])
+def test_more_asks_for_enough_items_like_those_counted_to_go_over_and_not_many_more(copies: int) -> None:
+    item = {"id": "1b9d6bcd-bbfd-4b2d-9b5d-ab8dfbbd4bed", "title": "Weekly sync", "speakers": ["Ana", "Jonas"]}
+    one = PageCost([item], "items", copies).own()
+    for budget, counted in ((one * 40, 10), (one * 40, 39), (one * 7, 1), (5000, 3)):
+        cost = PageCost([item] * counted, "items", copies)
+        asked = cost.more(budget)
+        assert asked > 0
+        cost.extend([item] * asked)
+        assert cost.over(budget)  # one read of what more() asked for is enough: no second round
+        needed = next(n for n in range(1, 500) if PageCost([item] * n, "items", copies).over(budget))
+        assert counted + asked <= needed + (needed - counted) // 10 + 3  # a tenth more than needed, and two
+    assert PageCost([item] * 41, "items", copies).more(one * 40) == 0

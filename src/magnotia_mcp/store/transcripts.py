@@ -110,15 +110,15 @@ async def list_transcripts(
     since: str | None = None,
     until: str | None = None,
     source: str | None = None,
-    enough: Callable[[list[dict[str, Any]]], bool] | None = None,
+    wanted: Callable[[list[dict[str, Any]]], int] | None = None,
     speakers: tuple[list[str], Callable[[str | None], str | None]] | None = None,
     previews: bool = True,
 ) -> tuple[list[dict[str, Any]], tuple[str, str] | None, int]:
     """A page of live transcripts, newest first, the key to continue after (or None), and the page's length.
 
-    enough(page), when given, is asked after each chunk of rows (``FIRST_CHUNK``, then twice as
-    many): once it says the rows so far are all an answer can carry, no more are read, since each
-    costs its preview and its speakers. The page is then shorter than limit; the length returned is
+    wanted(page), when given, is asked after each chunk of rows (``FIRST_CHUNK`` first) how many more
+    the answer may carry; once it says none, no more are read, since each costs its preview and its
+    speakers. The page is then shorter than limit; the length returned is
     still the page's whole length (counted, not read). Chunks are read in one transaction: every
     statement sees the same snapshot. speakers: the names (as fold_label gives labels) who all
     spoke in each transcript listed, and fold_label. previews: False leaves each row's preview out.
@@ -132,7 +132,7 @@ async def list_transcripts(
     known = layouts.LISTED_FACTS.entries(db)
     await db.ensure_function("magnotia_seen", layouts.LISTED_FACTS.seen(db))
     page: list[dict[str, Any]] = []
-    key, chunk = after, limit if enough is None else min(limit, FIRST_CHUNK)
+    key, chunk = after, limit if wanted is None else min(limit, FIRST_CHUNK)
     chunked = chunk < limit
     if chunked:
         await db.all("BEGIN")
@@ -147,9 +147,9 @@ async def list_transcripts(
             key = (page[-1]["created_at"], page[-1]["id"]) if more else None
             if not more or len(page) == limit:
                 return page, key, len(page)
-            if enough is not None and enough(page):
+            chunk = min(limit - len(page), wanted(page) if wanted else limit)
+            if chunk <= 0:
                 break
-            chunk = min(limit - len(page), 2 * chunk)
         params["after_created"], params["after_id"] = after or (None, None)
         params["limit"] = limit
         count = "SELECT count(*) AS n FROM (SELECT 1" + _COUNTED + filters + (AFTER_TRANSCRIPT if after else "")

@@ -19,13 +19,13 @@ async def _list_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[str,
 
     after = cursors.decode("transcripts", args["cursor"], 2) if "cursor" in args else None
     window = time_range(args)
-    # Rows are counted as they are read, and no more are read once they alone are over the budget:
-    # a 100-row page that can carry 20 reads about 24, not 101 previews and speaker lists.
+    # Rows are counted as they are read, and no more are read than their mean cost says may fit:
+    # a 100-row page that can carry 36 reads about 42, not 101 previews and speaker lists.
     counted = PageCost([], "transcripts", ctx.copies)
 
-    def enough(page: list[dict[str, Any]]) -> bool:
+    def wanted(page: list[dict[str, Any]]) -> int:
         counted.extend(page[counted.counted :])
-        return counted.over(args["max_tokens"])
+        return counted.more(args["max_tokens"])
 
     async with ctx.store.reader() as db:
         page, key, full = await list_transcripts(
@@ -35,7 +35,7 @@ async def _list_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[str,
             since=window.since,
             until=window.until,
             source=args.get("source"),
-            enough=enough,
+            wanted=wanted,
             speakers=spoke(args["speaker"]) if "speaker" in args else None,
             previews=args.get("previews", True),
         )
