@@ -203,6 +203,8 @@ class Answer(dict[str, Any]):
         self.page = (key, lines)
 
 
+# The items fit_page counts at first when none were counted as the page was read.
+FIRST_COUNTED = 16
 OPENED = parts("\n\n  ")  # result_text opens a list's "[]" to "[\n" items "\n  ]"
 _LINE_SEPARATOR = parts(",\n")
 _COMMA = parts(",")
@@ -290,13 +292,15 @@ def fit_page(
     full, cursor = len(page) if total is None else total, result.get("next_cursor")
     if not page:  # nothing to cut: what else the answer holds keeps within budget itself
         return result
-    # Each item encoded once, whether the page fits whole or the most that fit is searched for.
+    # Each item encoded once, and only as many as may fit (a 100-task page that holds 45 encodes about 50),
+    # whether the page fits whole or the most that fit is searched for.
     if cost is None:
-        cost = PageCost(page, items, copies)
-    else:  # counted (in part) as the page was read
-        cost.extend(page[cost.counted :])
-    whole = cost(result, len(page))
-    if full == len(page) and whole <= budget:
+        cost = PageCost(page[:FIRST_COUNTED], items, copies)
+    while cost.counted < len(page) and not cost.over(budget):  # counted (in part) as the page was read, or here
+        cost.extend(page[cost.counted : cost.counted + max(cost.more(budget), 1)])
+    reach = len(page) if cost.counted == len(page) and not cost.over(budget) else max(cost.counted - 1, 1)
+    whole = cost(result, reach)
+    if full == len(page) == reach and whole <= budget:
         return Answer(result, items, cost.lines(len(page)))
 
     def trial(k: int) -> dict[str, Any]:
@@ -311,8 +315,8 @@ def fit_page(
 
     # Find the most items that fit; one always goes, shortened if need be. Items cost about alike, so the
     # first probes go where the page's cost puts the boundary: most pages take two trials, not log2(n).
-    guess = len(page) * budget // max(whole, 1)
-    probes, lo, hi = [guess, guess + 1, guess - 1], 1, len(page)
+    guess = reach * budget // max(whole, 1)
+    probes, lo, hi = [guess, guess + 1, guess - 1], 1, reach
     fits: dict[int, bool] = {}
     while lo < hi:
         ahead = [p for p in probes if lo < p <= hi]

@@ -206,3 +206,21 @@ def test_more_asks_for_enough_items_like_those_counted_to_go_over_and_not_many_m
         needed = next(n for n in range(1, 500) if PageCost([item] * n, "items", copies).over(budget))
         assert counted + asked <= needed + (needed - counted) // 10 + 3  # a tenth more than needed, and two
     assert PageCost([item] * 41, "items", copies).more(one * 40) == 0
+
+
+@pytest.mark.parametrize("copies", [1, 2])
+def test_a_page_cut_for_its_budget_has_about_as_many_items_counted_as_fit_and_the_same_cut(copies: int) -> None:
+    page = [{"id": f"{i:04}", "title": _mixed(i, 40 + i % 7 * 30)} for i in range(300)]
+    counted = PageCost(page[:16], "items", copies)  # as fit_page counts a page first, or a list its first chunk
+
+    def fit(cost: PageCost | None) -> dict[str, Any]:
+        return fit_page(
+            {"items": page, "next_cursor": None}, "items", 12000, copies, lambda i: i["id"], "items", cost=cost
+        )
+
+    lean, whole = fit(counted), fit(PageCost(page, "items", copies))
+    kept = len(lean["items"])
+    assert 10 < kept < len(page)
+    assert lean == whole
+    assert lean["next_cursor"] == page[kept - 1]["id"]
+    assert counted.counted <= kept + kept // 4 + 2  # not the 300 of the page (its items' sizes differ sevenfold)
