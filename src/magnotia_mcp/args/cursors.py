@@ -31,7 +31,9 @@ _INT64 = 2**63
 
 def _digest(body: bytes) -> str:
     # hashlib's own blake2b, from the module it comes from: importing hashlib loads OpenSSL too, a MiB of
-    # memory for nothing else here. Here, not at the top: start-up time is spent before any cursor exists.
+    # memory for nothing else here. No less portable: hashlib never takes OpenSSL's blake2b, so a Python
+    # without _blake2 has no hashlib.blake2b either. Here, not at the top: start-up time is spent before any
+    # cursor exists.
     from _blake2 import blake2b
 
     return blake2b(body, key=_KEY, digest_size=8).hexdigest()
