@@ -31,7 +31,11 @@ pytestmark = pytest.mark.transports("stdio", "http")
 def write_store(path: Path, *, fts: bool) -> Path:
     b = StoreBuilder(path, fts=fts)
     b.transcript(title="Weekly sync", raw_text="The mobile launch moves to June; QA signs off first.", created_at=ts(3))
-    b.transcript(title="Standup", raw_text="Yesterday I fixed the export bug.", created_at=ts(4))
+    standup = b.transcript(title="Standup", raw_text="Yesterday I fixed the export bug.", created_at=ts(4))
+    b.task(transcript_id=standup, title="Renew the parking permit", created_at=ts(4))
+    b.task(title="Pay the parking fine", notes="by bank transfer", created_at=ts(5))  # of no transcript: listed too
+    for k in range(12):
+        b.task(title=f"Water the plants ({k})", status="done" if k % 2 else "open", created_at=ts(5))
     b.transcript(
         title="Conversa com Beatriz",
         language="pt-BR",
@@ -50,9 +54,10 @@ def write_store(path: Path, *, fts: bool) -> Path:
         raw_text="Lembrar de que a reunião com o contador é na quinta, e não esquecer os recibos.",
         created_at=ts(7),
     )
-    b.transcript(
+    trashed = b.transcript(
         title="Notes", language="fr", raw_text="Le salon de Lyon.", created_at=ts(8), deleted_at=ts(9)
     )  # in the trash: never counted
+    b.task(transcript_id=trashed, title="Book the stand at the Lyon salon", created_at=ts(8))  # nor its task
     return b.close()
 
 
@@ -115,6 +120,26 @@ def test_the_hint_keeps_within_max_tokens(server: ServerProcess) -> None:
     assert set(small["hint"]) <= set(whole["hint"])
     partial = search(server, query="mobile budget forecast", max_tokens=MIN_TOKENS)
     assert [hit["title"] for hit in partial["hits"]] == ["Weekly sync"]  # the hint never crowds out a hit
+
+
+def test_a_search_that_finds_little_says_whether_tasks_match_as_list_tasks_would(server: ServerProcess) -> None:
+    """A due date or a to-do may live in a task: the hint says so, or that none matches, sparing a list_tasks call."""
+    cases = {"parking": "2 tasks match them", "renew permit": "1 task matches them", "plants": "10 or more tasks"}
+    for query, said in cases.items():
+        result = search(server, query=query)
+        assert result["hits"] == [], query
+        assert f"{said}" in result["hint"]["message"], (query, result["hint"])
+        assert "list_tasks with this query" in result["hint"]["message"]
+        listed = checked_result(server, "list_tasks", {"query": query, "status": "all", "limit": 100})["tasks"]
+        assert len(listed) == (12 if query == "plants" else int(said[0])), query
+    # The trash never shows through: the Lyon salon is only in a trashed transcript and its task.
+    for query in ("Lyon salon", "how do we cut the ad spend"):
+        message = search(server, query=query)["hint"]["message"]
+        assert "No task matches them." in message, message
+    assert checked_result(server, "list_tasks", {"query": "Lyon salon", "status": "all"})["tasks"] == []
+    # Weak partial hits say it too; a query of ignored words says nothing of tasks.
+    assert "No task matches them." in search(server, query="mobile budget forecast")["hint"]["message"]
+    assert "task" not in search(server, query="🎉")["hint"]["message"]
 
 
 def test_good_matches_have_no_hint(server: ServerProcess) -> None:

@@ -178,6 +178,25 @@ async def list_tasks(
     return page, key
 
 
+async def count_matching(db: Reader, words: Words, cap: int) -> int:
+    """How many tasks match words and would be listed (none of a transcript in the trash), counted up to cap.
+
+    In rowid order, not the contract's: a count needs no order, and a scan of the table reads its pages in turn.
+    """
+    matches, params = words.sql()
+    await db.ensure_function("magnotia_match", words.match)
+    sources, shown, after = _Sources(), 0, 0
+    while shown < cap:
+        sql = "SELECT rowid, transcript_id FROM tasks WHERE rowid > :after" + matches + " ORDER BY rowid LIMIT :n"
+        batch = await db.all(sql, {**params, "after": after, "n": cap})
+        await sources.read(db, batch)
+        shown += sum(map(sources.shown, batch))
+        if len(batch) < cap:
+            break
+        after = batch[-1]["rowid"]
+    return min(shown, cap)
+
+
 def _after_params(within: tuple[Any, ...] | None) -> dict[str, Any]:
     return {} if within is None else {"a_due": within[0], "a_created": within[1], "a_id": within[2]}
 

@@ -36,6 +36,7 @@ SAMPLE = 5000  # the newest live transcripts whose languages are counted (all of
 GUESS_SAMPLE = 200  # transcripts without a recorded language whose language is guessed (the newest)
 GUESS_CHARS = 300  # of each one's text, after its title
 WEAK_SHARE = 0.5  # hits matching at most this share of a query's words (of two or more) are weak
+TASKS_COUNTED = 10  # tasks matching the query, counted up to this many
 _WORD = re.compile(r"\w+")
 
 # (store path, file identity) -> (generation, what it holds); and the last one read, for initialize.
@@ -90,8 +91,24 @@ async def holdings(db: Reader) -> JSON:
     return held
 
 
-def hint(found: str, query: Query, held: JSON, filtered: bool) -> JSON:
-    """The hint for an answer that found little: what happened, what the store holds, what to try next."""
+async def tasks_matching(db: Reader, text: str) -> int:
+    """How many tasks list_tasks would give for the query (title or notes), counted up to TASKS_COUNTED.
+
+    A question whose answer may be a task (a due date, a to-do) otherwise costs a model a list_tasks call after
+    a search that found nothing, to be sure.
+    """
+    from magnotia_mcp.store.tasks import count_matching
+    from magnotia_mcp.tools.tasks import query_words
+
+    words = query_words(text)
+    return 0 if words is None else await count_matching(db, words, TASKS_COUNTED)
+
+
+def hint(found: str, query: Query, held: JSON, filtered: bool, tasks: int) -> JSON:
+    """The hint for an answer that found little: what happened, what the store holds, what to try next.
+
+    tasks: how many tasks match the query (``tasks_matching``).
+    """
     n = len(query.clauses)
     if query.empty:
         said = "The query has only words search ignores (what, did, we, about, the...)."
@@ -99,6 +116,19 @@ def hint(found: str, query: Query, held: JSON, filtered: bool) -> JSON:
         said = "No transcript matches these words" + (" within the filters." if filtered else ".")
     else:
         said = f"Every hit matches at most half of the {n} words: weak matches."
+    if query.empty:
+        pass
+    elif not tasks:
+        said += " No task matches them."
+    else:
+        many = (
+            f"{tasks} or more tasks match"
+            if tasks >= TASKS_COUNTED
+            else f"{tasks} tasks match"
+            if tasks > 1
+            else "1 task matches"
+        )
+        said += f" {many} them: list_tasks with this query."
     if held["semantic_index"]:
         said += " The semantic index found nothing close in meaning either."
     else:

@@ -25,7 +25,7 @@ async def _list_tasks(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
 
     after = cursors.decode("tasks", args["cursor"], 5) if "cursor" in args else None
     window = time_range(args, None, "due_before")  # due_before is an until: "today" means before tomorrow
-    words = _words(args["query"]) if "query" in args else None
+    words = query_words(args["query"]) if "query" in args else None
     page: list[dict[str, Any]] = []
     key = None
     if words is not None or "query" not in args:  # a query of no word matches no task, as it finds no transcript
@@ -43,7 +43,7 @@ async def _list_tasks(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     return fit_page(answer, "tasks", args["max_tokens"], ctx.copies, _cursor_after, "tasks")
 
 
-def _words(text: str) -> Words | None:
+def query_words(text: str) -> Words | None:
     """The query on tasks' title and notes, in the query language of search_transcripts; None if it has no word."""
     # Imported on the first query: the query language is a dozen modules list_tasks does not otherwise need.
     from magnotia_mcp.search.folding import fold
