@@ -91,20 +91,21 @@ async def holdings(db: Reader) -> JSON:
     return held
 
 
-async def tasks_matching(db: Reader, text: str) -> int:
-    """How many tasks list_tasks would give for the query (title or notes), counted up to TASKS_COUNTED.
+async def tasks_matching(db: Reader, text: str, found: str) -> int | None:
+    """For an answer that found nothing: how many tasks list_tasks would give for the query (title or notes),
+    counted up to TASKS_COUNTED; else None.
 
-    A question whose answer may be a task (a due date, a to-do) otherwise costs a model a list_tasks call after
-    a search that found nothing, to be sure.
+    A question whose answer may be a task (a due date, a to-do) otherwise costs a model a list_tasks call to be
+    sure. Not for weak hits, which a model reads first: counting scans every task (a few ms for 7,000).
     """
     from magnotia_mcp.store.tasks import count_matching
     from magnotia_mcp.tools.tasks import query_words
 
-    words = query_words(text)
-    return 0 if words is None else await count_matching(db, words, TASKS_COUNTED)
+    words = query_words(text) if found == "nothing" else None
+    return None if words is None else await count_matching(db, words, TASKS_COUNTED)
 
 
-def hint(found: str, query: Query, held: JSON, filtered: bool, tasks: int) -> JSON:
+def hint(found: str, query: Query, held: JSON, filtered: bool, tasks: int | None) -> JSON:
     """The hint for an answer that found little: what happened, what the store holds, what to try next.
 
     tasks: how many tasks match the query (``tasks_matching``).
@@ -116,18 +117,10 @@ def hint(found: str, query: Query, held: JSON, filtered: bool, tasks: int) -> JS
         said = "No transcript matches these words" + (" within the filters." if filtered else ".")
     else:
         said = f"Every hit matches at most half of the {n} words: weak matches."
-    if query.empty:
-        pass
-    elif not tasks:
-        said += " No task matches them."
-    else:
-        many = (
-            f"{tasks} or more tasks match"
-            if tasks >= TASKS_COUNTED
-            else f"{tasks} tasks match"
-            if tasks > 1
-            else "1 task matches"
-        )
+    if tasks == 0:
+        said += " No task matches them either."
+    elif tasks is not None:
+        many = "1 task matches" if tasks == 1 else f"{tasks}{' or more' * (tasks >= TASKS_COUNTED)} tasks match"
         said += f" {many} them: list_tasks with this query."
     if held["semantic_index"]:
         said += " The semantic index found nothing close in meaning either."

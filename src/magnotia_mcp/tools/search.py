@@ -87,7 +87,7 @@ async def _search_transcripts(ctx: ToolContext, args: dict[str, Any]) -> dict[st
             if found is not None:
                 filtered = any(k in args for k in ("since", "until", "source", "speaker"))
                 held = {**await hints.holdings(db), "semantic_index": bool(semantic and semantic["used"])}
-                hint = hints.hint(found, query, held, filtered, await hints.tasks_matching(db, args["query"]))
+                hint = hints.hint(found, query, held, filtered, await hints.tasks_matching(db, args["query"], found))
                 # A hint never pushes an answer over max_tokens nor crowds out its hits: alone it must fit the
                 # budget, beside hits half of it; else its short form (what happened and why), else none.
                 room = budget // 2 if result["hits"] else budget
